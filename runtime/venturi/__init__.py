@@ -1,0 +1,60 @@
+"""venturi: durable background work with typed tasks.
+
+This package root is the producer side: defining tasks, enqueueing them and
+inspecting jobs. It imports no worker code and no database driver; the
+worker lives in ``venturi.worker`` and backends load when a URL needs them.
+"""
+
+from __future__ import annotations
+
+from venturi._backoff import DEFAULT_BACKOFF, Backoff
+from venturi._codec_protocol import JsonCodec, NoCarry
+from venturi._enqueue import JobInfo
+from venturi._journal import JournalEntry, JournalEvent
+from venturi._merge import Independent, Keep, Merge, MergeKind, Pending, Replace, With
+from venturi._priority import Priority
+from venturi._queue import Queue
+from venturi._queue_async import AsyncQueue
+from venturi._task import Task, task_class_for
+from venturi.codec import CodecError, PayloadTooLarge
+from venturi.errors import (
+    BackendUnavailable,
+    ConfigurationError,
+    JobNotFound,
+    UnsupportedCapability,
+    VenturiError,
+)
+from venturi.storage._types import CancelOutcome, EnqueueOutcome, EnqueueResult, JobState
+
+__all__ = [
+    "DEFAULT_BACKOFF",
+    "AsyncQueue",
+    "Backoff",
+    "BackendUnavailable",
+    "CancelOutcome",
+    "CodecError",
+    "ConfigurationError",
+    "EnqueueOutcome",
+    "EnqueueResult",
+    "Independent",
+    "JobInfo",
+    "JobNotFound",
+    "JobState",
+    "JournalEntry",
+    "JournalEvent",
+    "JsonCodec",
+    "Keep",
+    "Merge",
+    "MergeKind",
+    "NoCarry",
+    "PayloadTooLarge",
+    "Pending",
+    "Priority",
+    "Queue",
+    "Replace",
+    "Task",
+    "UnsupportedCapability",
+    "VenturiError",
+    "With",
+    "task_class_for",
+]

@@ -1,0 +1,66 @@
+"""Retry backoff: Fibonacci growth with deterministic proportional jitter.
+
+The delay before retry ``n`` (``n`` = number of failed runs so far, from 1) is
+``min(base * (fib(n) - 1), cap)``: multipliers 0, 0, 1, 2, 4, 7, 12, ... so the
+first two retries are immediate. Jitter then moves the delay into
+``[delay * (1 - f), delay]``. The offset comes from a hash of the job's id and
+the attempt number, not from a random generator, so a schedule can be
+reproduced exactly from the journal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import timedelta
+
+
+def fibonacci(n: int) -> int:
+    """fib(1) = 1, fib(2) = 1, fib(3) = 2, ... (fib(0) = 0)."""
+    if n < 0:
+        raise ValueError("n must be >= 0")
+    a, b = 0, 1
+    for _ in range(n):
+        a, b = b, a + b
+    return a
+
+
+def jitter_unit(job_id: str, attempt: int) -> float:
+    """A number in [0, 1) derived from the job id and attempt, stable across machines."""
+    digest = hashlib.blake2b(f"{job_id}:{attempt}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") / 2**64
+
+
+@dataclass(frozen=True, slots=True)
+class Backoff:
+    """Fibonacci backoff parameters: ``base`` multiplies ``fib(n) - 1``, ``cap`` bounds the result."""
+
+    base: timedelta
+    cap: timedelta
+
+    def __post_init__(self) -> None:
+        if self.base <= timedelta(0):
+            raise ValueError("backoff base must be positive")
+        if self.cap < self.base:
+            raise ValueError("backoff cap must be >= base")
+
+    def delay(self, attempt: int) -> timedelta:
+        """Un-jittered delay before the retry that follows failed run number ``attempt``."""
+        if attempt < 1:
+            raise ValueError("attempt counts failed runs and starts at 1")
+        # fib grows exponentially; stop computing once the cap is certainly reached.
+        cap_multiplier = self.cap / self.base
+        multiplier = fibonacci(min(attempt, 90)) - 1
+        if multiplier >= cap_multiplier:
+            return self.cap
+        return self.base * multiplier
+
+    def jittered(self, attempt: int, *, job_id: str, fraction: float) -> timedelta:
+        """Delay with proportional jitter in ``[delay * (1 - fraction), delay]``."""
+        if not 0.0 <= fraction <= 1.0:
+            raise ValueError("jitter fraction must be within [0, 1]")
+        delay = self.delay(attempt)
+        return delay * (1.0 - fraction * jitter_unit(job_id, attempt))
+
+
+DEFAULT_BACKOFF = Backoff(base=timedelta(seconds=1), cap=timedelta(hours=1))

@@ -1,0 +1,72 @@
+"""The journal: the immutable record of every run and every merge of a job.
+
+A task reads its own history through ``Context.history`` to decide its fate
+(how many failures so far, what the last run concluded); operators read it
+through ``Queue.get`` and ``venturi jobs show``.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+
+class JournalEvent(enum.StrEnum):
+    """What a journal entry records."""
+
+    COMPLETED = "completed"
+    PAUSED = "paused"
+    FAILED = "failed"  # retryable failure: the job goes back to pending with backoff
+    DEAD = "dead"  # permanent failure or backstop reached
+    CANCELLED = "cancelled"
+    RELEASED = "released"  # handed back on graceful shutdown; not a failure
+    LEASE_EXPIRED = "lease_expired"  # the worker vanished; counted as a failure
+    MERGED = "merged"  # an enqueue collided with this pending job
+
+
+@dataclass(frozen=True, slots=True)
+class JournalEntry:
+    """One run (or one merge) of a job.
+
+    ``run`` is the run number the entry belongs to (the job's run count at the
+    time); merges record the run count the job had when the merge happened.
+    ``note`` is the run's conclusion (the outcome's note, or the error message
+    for a failure); ``attachment`` is the structured evidence the handler set
+    on its context; ``decision`` names the merge decision for merge entries.
+    """
+
+    at: datetime
+    run: int
+    event: JournalEvent
+    note: str | None = None
+    attachment: Any = None
+    error_code: str | None = None
+    error_message: str | None = None
+    decision: str | None = None
+
+    @property
+    def is_failure(self) -> bool:
+        return self.event in (JournalEvent.FAILED, JournalEvent.DEAD, JournalEvent.LEASE_EXPIRED)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"at": self.at.isoformat(), "run": self.run, "event": str(self.event)}
+        for key in ("note", "attachment", "error_code", "error_message", "decision"):
+            value = getattr(self, key)
+            if value is not None:
+                data[key] = value
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> JournalEntry:
+        return cls(
+            at=datetime.fromisoformat(data["at"]),
+            run=int(data["run"]),
+            event=JournalEvent(data["event"]),
+            note=data.get("note"),
+            attachment=data.get("attachment"),
+            error_code=data.get("error_code"),
+            error_message=data.get("error_message"),
+            decision=data.get("decision"),
+        )

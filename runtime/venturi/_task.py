@@ -1,0 +1,107 @@
+"""The producer-side half of a task: identity and enqueue-time policy.
+
+A ``Task`` is the payload itself plus the class-level facts a producer and
+storage need: a stable ``KIND``, its carry type, and policies (priority, dedup
+key, merge, backoff). It knows nothing of the worker or its state, so a web
+service can enqueue without installing what the workers need. The execution
+side lives in ``venturi.worker.Handler``.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any, ClassVar, Generic, Self, TypeVar
+
+from venturi._backoff import Backoff
+from venturi._codec_protocol import JsonCodec, NoCarry
+from venturi._merge import Merge, Pending, Replace
+from venturi._priority import Priority
+
+C = TypeVar("C", bound=JsonCodec)
+
+RESERVED_KIND_PREFIX = "venturi."
+
+#: KIND -> task class, for every Task subclass imported in this process.
+_KINDS: dict[str, type[Task[Any]]] = {}
+
+
+class Task(Generic[C]):
+    """Base class of every task. Subclasses are usually generated from YAML declarations.
+
+    Required class attributes: ``KIND`` (stable string, unique) and ``CARRY``
+    (the carry class, constructible without arguments). Optional: ``QUEUE``,
+    ``TIMEOUT``, ``RETENTION``, ``OUTPUT`` (the typed output class).
+    Subclasses must implement ``to_json`` and ``from_json`` strictly.
+    """
+
+    KIND: ClassVar[str]
+    CARRY: ClassVar[type[Any]] = NoCarry
+    OUTPUT: ClassVar[type[Any] | None] = None
+    QUEUE: ClassVar[str] = "default"
+    TIMEOUT: ClassVar[timedelta | None] = None
+    RETENTION: ClassVar[timedelta | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        kind = cls.__dict__.get("KIND")
+        if kind is None:
+            return  # an intermediate base class
+        if not isinstance(kind, str) or not kind:
+            raise TypeError(f"{cls.__qualname__}.KIND must be a non-empty string")
+        other = _KINDS.get(kind)
+        if other is not None and (other.__module__, other.__qualname__) != (
+            cls.__module__,
+            cls.__qualname__,
+        ):
+            raise TypeError(
+                f"KIND {kind!r} of {cls.__module__}.{cls.__qualname__} is already used by "
+                f"{other.__module__}.{other.__qualname__}; every task needs its own KIND"
+            )
+        _KINDS[kind] = cls
+
+    # -- enqueue-time policy -------------------------------------------------
+
+    def priority(self) -> Priority:
+        """Claim priority of this job."""
+        return Priority.NORMAL
+
+    def dedup_key(self) -> str | None:
+        """Candidacy key for deduplication; ``None`` never coalesces."""
+        return None
+
+    def concurrency_key(self) -> str | None:
+        """Jobs sharing a concurrency key never run at the same time."""
+        return None
+
+    def merge(self, existing: Pending[Self, C]) -> Merge[Self, C]:
+        """Decide what happens when a pending job with the same dedup key exists."""
+        return Replace
+
+    def backoff(self) -> Backoff | None:
+        """Per-task retry backoff; ``None`` uses the worker's default."""
+        return None
+
+    # -- codecs -----------------------------------------------------------------
+
+    def to_json(self) -> Any:
+        raise NotImplementedError(f"{type(self).__qualname__} must implement to_json")
+
+    @classmethod
+    def from_json(cls, data: Any) -> Self:
+        raise NotImplementedError(f"{cls.__qualname__} must implement from_json")
+
+    @classmethod
+    def new_carry(cls) -> C:
+        """A fresh carry: used for a new job and after a ``Replace`` merge."""
+        carry: C = cls.CARRY()
+        return carry
+
+    @classmethod
+    def decode_carry(cls, data: Any) -> C:
+        carry: C = cls.CARRY.from_json(data)
+        return carry
+
+
+def task_class_for(kind: str) -> type[Task[Any]] | None:
+    """The task class registered for ``kind`` in this process, if its module was imported."""
+    return _KINDS.get(kind)

@@ -1,0 +1,27 @@
+"""Exceptions a producer or operator can meet, independent of the backend."""
+
+from __future__ import annotations
+
+
+class VenturiError(Exception):
+    """Base class of venturi's own errors."""
+
+
+class ConfigurationError(VenturiError):
+    """Bad configuration: an unknown database URL scheme, an invalid option value."""
+
+
+class BackendUnavailable(VenturiError):
+    """The database cannot be reached or opened."""
+
+
+class UnsupportedCapability(VenturiError):
+    """The backend lacks a capability the call needs (e.g. transactional enqueue on SQLite)."""
+
+
+class JobNotFound(VenturiError):
+    """No job has the given id."""
+
+
+class SchemaOutOfDate(VenturiError):
+    """The database schema is older than this runtime; run ``venturi migrate``."""

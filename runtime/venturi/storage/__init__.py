@@ -1,0 +1,56 @@
+"""Storage backends behind one narrow interface.
+
+``open_sync(url)`` and ``open_async(url)`` pick the backend from the URL:
+a file path or ``sqlite:///path`` (the embedded default), or
+``postgresql://...`` (needs ``venturi[postgres]``; imported only then).
+"""
+
+from __future__ import annotations
+
+from venturi.storage._protocol import Notifier, Storage, SyncStorage
+from venturi.storage._types import (
+    TERMINAL_STATES,
+    CancelOutcome,
+    Capabilities,
+    ClaimedJob,
+    ClaimRequest,
+    EnqueueOutcome,
+    EnqueueRequest,
+    EnqueueResult,
+    JobFilter,
+    JobState,
+    KindStats,
+    MergeAction,
+    MergeDecider,
+    NewJob,
+    Resolution,
+    RunResult,
+    StoredJob,
+)
+from venturi.storage._url import DEFAULT_DATABASE_URL, open_async, open_sync
+
+__all__ = [
+    "DEFAULT_DATABASE_URL",
+    "TERMINAL_STATES",
+    "CancelOutcome",
+    "Capabilities",
+    "ClaimRequest",
+    "ClaimedJob",
+    "EnqueueOutcome",
+    "EnqueueRequest",
+    "EnqueueResult",
+    "JobFilter",
+    "JobState",
+    "KindStats",
+    "MergeAction",
+    "MergeDecider",
+    "NewJob",
+    "Notifier",
+    "Resolution",
+    "RunResult",
+    "Storage",
+    "StoredJob",
+    "SyncStorage",
+    "open_async",
+    "open_sync",
+]

@@ -1,0 +1,153 @@
+"""The narrow storage interface, named after what the runtime needs.
+
+Two protocols: ``SyncStorage`` for producers and operator tools in sync code
+(web apps, the ``venturi`` CLI), and ``Storage`` (async) for the worker and
+``AsyncQueue``. Each backend implements both; the conformance suite in
+``tests/conformance`` runs unchanged against every backend.
+
+Every mutation that ends a run (``finish``) or extends it (``heartbeat``) is
+fenced by the lease token: a stale worker can never overwrite a newer run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any, Protocol
+
+from venturi.storage._types import (
+    CancelOutcome,
+    Capabilities,
+    ClaimedJob,
+    ClaimRequest,
+    EnqueueRequest,
+    EnqueueResult,
+    JobFilter,
+    KindStats,
+    RunResult,
+    StoredJob,
+)
+
+
+class SyncStorage(Protocol):
+    """Producer and operator operations for synchronous code."""
+
+    @property
+    def capabilities(self) -> Capabilities: ...
+
+    def migrate(self) -> int:
+        """Apply pending migrations; return the schema version now in place."""
+        ...
+
+    def schema_version(self) -> int:
+        """The applied schema version (0 for an empty database)."""
+        ...
+
+    def enqueue(
+        self, requests: Sequence[EnqueueRequest], *, conn: Any = None
+    ) -> list[EnqueueResult]:
+        """Insert or merge each request atomically, in order; all or nothing.
+
+        ``conn`` joins the application's own open transaction where the
+        backend has the ``transactional_enqueue`` capability.
+        """
+        ...
+
+    def get(self, job_id: str) -> StoredJob | None:
+        """One job with its journal."""
+        ...
+
+    def cancel(self, job_id: str, *, now: datetime) -> CancelOutcome:
+        """Cancel a pending job, or revoke the lease of a running one."""
+        ...
+
+    def retry(self, job_id: str, *, now: datetime) -> bool:
+        """Send a dead or cancelled job back to pending; False if it is not in such a state."""
+        ...
+
+    def list_jobs(self, job_filter: JobFilter) -> list[StoredJob]:
+        """Jobs newest first, without their journal."""
+        ...
+
+    def stats(self, *, now: datetime, windows_minutes: Sequence[int] = (1, 5, 15)) -> list[KindStats]:
+        ...
+
+    def prune(self, *, now: datetime, limit: int) -> int:
+        """Delete at most ``limit`` terminal jobs whose retention has passed; return how many."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class Storage(Protocol):
+    """Everything the worker and ``AsyncQueue`` need, for asyncio code."""
+
+    @property
+    def capabilities(self) -> Capabilities: ...
+
+    async def migrate(self) -> int: ...
+
+    async def schema_version(self) -> int: ...
+
+    async def enqueue(
+        self, requests: Sequence[EnqueueRequest], *, conn: Any = None
+    ) -> list[EnqueueResult]: ...
+
+    async def get(self, job_id: str) -> StoredJob | None: ...
+
+    async def cancel(self, job_id: str, *, now: datetime) -> CancelOutcome: ...
+
+    async def retry(self, job_id: str, *, now: datetime) -> bool: ...
+
+    async def list_jobs(self, job_filter: JobFilter) -> list[StoredJob]: ...
+
+    async def prune(self, *, now: datetime, limit: int) -> int: ...
+
+    # -- worker side -----------------------------------------------------------
+
+    async def claim(self, request: ClaimRequest, *, now: datetime) -> list[ClaimedJob]:
+        """Lease up to ``request.limit`` ready jobs: priority desc, run_at, id.
+
+        Ready means pending with ``run_at <= now``, in one of the requested
+        queues and kinds, and no running job holds its concurrency key (nor
+        does another job claimed in the same batch).
+        """
+        ...
+
+    async def finish(self, results: Sequence[RunResult], *, now: datetime) -> list[bool]:
+        """Apply run results in one transaction; per result, whether its fence held."""
+        ...
+
+    async def heartbeat(
+        self, leases: Sequence[tuple[str, str]], *, lease_duration: timedelta, now: datetime
+    ) -> set[str]:
+        """Extend the given (job_id, lease_token) leases; return the ids still held.
+
+        A job missing from the result lost its lease (expired and reclaimed,
+        or cancelled): its handler must be told to stop.
+        """
+        ...
+
+    async def reclaim_expired(
+        self, *, now: datetime, limit: int, max_failures: int | None
+    ) -> int:
+        """Return running jobs whose lease expired to pending (a failure, code
+        ``lease_expired``), or to dead once ``max_failures`` is reached."""
+        ...
+
+    async def pending_counts_by_kind(self) -> dict[str, int]:
+        """Pending jobs per kind, so a worker can report kinds it has no handler for."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+class Notifier(Protocol):
+    """Optional capability (``capabilities.listen_notify``): wake idle workers at once."""
+
+    async def wait_for_work(self, queues: Sequence[str], timeout: float) -> bool:
+        """Wait until a job may be ready in ``queues`` or ``timeout`` seconds pass.
+
+        Returns True when woken by a notification, False on timeout.
+        """
+        ...

@@ -1,0 +1,50 @@
+"""Named SQL queries and numbered migrations, read from ``.sql`` files.
+
+Each backend keeps its SQL in ``queries.sql`` — blocks introduced by a
+``-- name: <query_name>`` line — and its schema history in
+``migrations/NNNN_description.sql``. Keeping SQL out of Python strings keeps
+it readable, diffable and checkable with the database's own tools.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from importlib import resources
+
+_NAME = re.compile(r"^-- name: ([a-z0-9_]+)\s*$", re.MULTILINE)
+_MIGRATION = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+
+
+def load_queries(package: str, filename: str = "queries.sql") -> dict[str, str]:
+    """Split a queries file into ``{name: sql}``; duplicate names are an error."""
+    text = resources.files(package).joinpath(filename).read_text(encoding="utf-8")
+    parts = _NAME.split(text)
+    queries: dict[str, str] = {}
+    for name, body in zip(parts[1::2], parts[2::2], strict=True):
+        if name in queries:
+            raise ValueError(f"{package}/{filename}: query {name!r} defined twice")
+        queries[name] = body.strip()
+    return queries
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    version: int
+    name: str
+    sql: str
+
+
+def load_migrations(package: str) -> list[Migration]:
+    """The ``migrations/NNNN_*.sql`` files of a backend package, by version; gaps are an error."""
+    folder = resources.files(package).joinpath("migrations")
+    found: list[Migration] = []
+    for entry in folder.iterdir():
+        match = _MIGRATION.match(entry.name)
+        if match:
+            found.append(Migration(int(match.group(1)), entry.name, entry.read_text(encoding="utf-8")))
+    found.sort(key=lambda m: m.version)
+    for expected, migration in enumerate(found, start=1):
+        if migration.version != expected:
+            raise ValueError(f"{package}: migration {migration.name} out of sequence (expected {expected:04d})")
+    return found

@@ -1,0 +1,206 @@
+"""The data that crosses the storage boundary.
+
+Storage sees kinds, JSON text and timestamps, never task classes. Type
+safety is recovered in the runtime at exactly two points: at enqueue (typed
+task -> ``NewJob``) and at dispatch (``ClaimedJob`` -> typed task).
+All datetimes are timezone-aware UTC.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from venturi._journal import JournalEntry
+from venturi._merge import MergeKind
+
+
+class JobState(enum.StrEnum):
+    PENDING = "pending"  # waiting to run (new, paused, retrying, or handed back)
+    RUNNING = "running"  # leased by a worker
+    COMPLETED = "completed"
+    DEAD = "dead"  # permanent failure or backstop reached
+    CANCELLED = "cancelled"
+
+
+TERMINAL_STATES = frozenset({JobState.COMPLETED, JobState.DEAD, JobState.CANCELLED})
+
+
+@dataclass(frozen=True, slots=True)
+class NewJob:
+    """A job ready to be stored: everything encoded, nothing left to compute."""
+
+    id: str
+    kind: str
+    queue: str
+    priority: int
+    payload: str  # JSON text
+    carry: str  # JSON text of the fresh carry
+    dedup_key: str | None
+    concurrency_key: str | None
+    run_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class StoredJob:
+    """A job row as read back, with its journal (oldest entry first)."""
+
+    id: str
+    kind: str
+    queue: str
+    priority: int
+    state: JobState
+    payload: str
+    carry: str
+    dedup_key: str | None
+    concurrency_key: str | None
+    run_at: datetime
+    created_at: datetime
+    run_count: int
+    failure_count: int
+    output: str | None
+    error_code: str | None
+    error_message: str | None
+    finished_at: datetime | None
+    journal: tuple[JournalEntry, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class MergeAction:
+    """What an enqueue does to the existing pending job it collided with.
+
+    For ``REPLACE`` and ``WITH`` the storage writes ``payload``, ``carry`` and
+    ``priority`` into the existing row. For ``KEEP`` it changes nothing but
+    the journal. For ``INDEPENDENT`` it inserts the new job as its own row
+    (without a dedup key, so it never becomes a merge candidate itself).
+    Every kind but ``INDEPENDENT`` appends ``journal_entry`` to the existing row.
+    """
+
+    kind: MergeKind
+    payload: str | None = None
+    carry: str | None = None
+    priority: int | None = None
+    journal_entry: JournalEntry | None = None
+
+
+#: Called by storage, inside its enqueue transaction, with the locked candidate row.
+MergeDecider = Callable[[StoredJob], MergeAction]
+
+
+@dataclass(frozen=True, slots=True)
+class EnqueueRequest:
+    job: NewJob
+    decide: MergeDecider | None  # None when the job has no dedup key
+
+
+class EnqueueOutcome(enum.StrEnum):
+    INSERTED = "inserted"  # no candidate: a new row
+    KEPT = "kept"  # Keep: the existing job is unchanged
+    REPLACED = "replaced"  # Replace: the existing job took the new payload, carry reset
+    MERGED = "merged"  # With: the existing job took a computed payload and carry
+    INDEPENDENT = "independent"  # Independent: a new row beside the existing one
+
+
+@dataclass(frozen=True, slots=True)
+class EnqueueResult:
+    """What an enqueue did, and the id of the job that now carries the work."""
+
+    job_id: str
+    outcome: EnqueueOutcome
+    existing_job_id: str | None = None  # the collided job, for INDEPENDENT
+
+    @property
+    def inserted(self) -> bool:
+        return self.outcome in (EnqueueOutcome.INSERTED, EnqueueOutcome.INDEPENDENT)
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimRequest:
+    queues: tuple[str, ...]  # claim only from these queues
+    kinds: tuple[str, ...]  # claim only kinds this worker has handlers for
+    limit: int
+    lease_token: str
+    lease_duration: timedelta
+    worker_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimedJob:
+    """A job leased to a worker. ``run_count`` already includes the current run."""
+
+    id: str
+    kind: str
+    queue: str
+    priority: int
+    payload: str
+    carry: str
+    run_count: int
+    failure_count: int
+    lease_token: str
+    lease_expires_at: datetime
+    concurrency_key: str | None
+    journal: tuple[JournalEntry, ...]  # history before this run
+
+
+class Resolution(enum.StrEnum):
+    """How a run ends, as storage applies it."""
+
+    COMPLETED = "completed"  # -> completed
+    PAUSED = "paused"  # -> pending at run_at; carry kept; no failure counted
+    RETRY = "retry"  # -> pending at run_at; failure_count + 1
+    DEAD = "dead"  # -> dead; failure_count + 1
+    RELEASED = "released"  # -> pending now; graceful shutdown; no failure counted
+    CANCELLED = "cancelled"  # -> cancelled (the handler saw a cancel request)
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """The fenced end of one run: applied only if ``lease_token`` still holds the job."""
+
+    job_id: str
+    lease_token: str
+    resolution: Resolution
+    journal_entry: JournalEntry
+    carry: str | None = None  # new carry JSON (PAUSED, RETRY, RELEASED); None keeps it
+    run_at: datetime | None = None  # next eligibility (PAUSED, RETRY, RELEASED)
+    output: str | None = None  # COMPLETED with a typed output
+    error_code: str | None = None
+    error_message: str | None = None
+    purge_after: datetime | None = None  # terminal rows may be pruned after this time
+
+
+@dataclass(frozen=True, slots=True)
+class JobFilter:
+    kinds: tuple[str, ...] = ()
+    states: tuple[JobState, ...] = ()
+    queues: tuple[str, ...] = ()
+    limit: int = 100
+    before_id: str | None = None  # page backwards by id (newest first)
+
+
+@dataclass(frozen=True, slots=True)
+class KindStats:
+    kind: str
+    counts: dict[JobState, int] = field(default_factory=dict)
+    oldest_pending_at: datetime | None = None
+    finished_last_minutes: dict[int, int] = field(default_factory=dict)
+
+
+class CancelOutcome(enum.StrEnum):
+    CANCELLED = "cancelled"  # was pending: now cancelled
+    FENCED = "fenced"  # was running: cancelled, the lease revoked
+    ALREADY_FINISHED = "already_finished"
+    NOT_FOUND = "not_found"
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """What a backend can do, so the runtime never silently emulates a missing feature."""
+
+    name: str
+    multi_host: bool  # workers on several machines
+    listen_notify: bool  # idle workers are woken at once on enqueue
+    transactional_enqueue: bool  # enqueue(task, conn=...) joins the application's transaction
+    skip_locked: bool

@@ -1,0 +1,66 @@
+"""Choosing a backend from a database URL.
+
+Backends are imported lazily so that a producer on SQLite never imports
+psycopg, and one on PostgreSQL never touches sqlite3 code it does not use.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from venturi.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from venturi.storage._protocol import Storage, SyncStorage
+
+DEFAULT_DATABASE_URL = "sqlite:///venturi.sqlite3"
+ENV_VAR = "VENTURI_DATABASE_URL"
+
+
+def resolve_url(url: str | None) -> str:
+    """The explicit URL, else ``$VENTURI_DATABASE_URL``, else the default SQLite file."""
+    return url or os.environ.get(ENV_VAR) or DEFAULT_DATABASE_URL
+
+
+def _scheme(url: str) -> str:
+    if url.startswith(("postgresql://", "postgres://")):
+        return "postgresql"
+    if url.startswith("sqlite://") or "://" not in url:
+        return "sqlite"
+    raise ConfigurationError(
+        f"unsupported database URL {url!r}: use sqlite:///path/to/file.db, a file path, "
+        "or postgresql://user@host/dbname"
+    )
+
+
+def sqlite_path(url: str) -> str:
+    """``sqlite:///rel.db`` -> ``rel.db``; ``sqlite:////abs.db`` -> ``/abs.db``; ``sqlite://:memory:``."""
+    if url.startswith("sqlite://"):
+        rest = url[len("sqlite://") :]
+        if rest.startswith("/"):
+            rest = rest[1:]
+        return rest or ":memory:"
+    return url
+
+
+def open_sync(url: str | None = None) -> SyncStorage:
+    url = resolve_url(url)
+    if _scheme(url) == "postgresql":
+        from venturi.storage.postgres import PostgresSyncStorage
+
+        return PostgresSyncStorage(url)
+    from venturi.storage.sqlite import SqliteStorage
+
+    return SqliteStorage(sqlite_path(url))
+
+
+def open_async(url: str | None = None) -> Storage:
+    url = resolve_url(url)
+    if _scheme(url) == "postgresql":
+        from venturi.storage.postgres import PostgresStorage
+
+        return PostgresStorage(url)
+    from venturi.storage.sqlite import AsyncSqliteStorage, SqliteStorage
+
+    return AsyncSqliteStorage(SqliteStorage(sqlite_path(url)))

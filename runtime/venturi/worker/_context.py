@@ -1,0 +1,76 @@
+"""The execution context a handler receives with each run.
+
+It exposes the job's past (``run_count``, ``history``), its working state
+(``carry``, replaced as a whole since carries are frozen dataclasses), the
+run's evidence (``set_attachment``), and the worker's request to stop
+(``is_cancelled``, ``cancelled``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Generic, TypeVar
+
+from venturi._journal import JournalEntry
+
+C = TypeVar("C")
+
+
+class Context(Generic[C]):
+    """Per-run context. The worker persists ``carry`` after a retry or a pause."""
+
+    __slots__ = ("_attachment", "_cancel", "_carry", "_history", "job_id", "queue", "run_count")
+
+    def __init__(
+        self,
+        *,
+        job_id: str,
+        run_count: int,
+        history: tuple[JournalEntry, ...],
+        carry: C,
+        cancel_event: asyncio.Event | None = None,
+        queue: str = "default",
+    ) -> None:
+        self.job_id = job_id
+        self.queue = queue
+        #: How many times this job has run, including the current run.
+        self.run_count = run_count
+        self._history = history
+        self._carry = carry
+        self._attachment: Any = None
+        self._cancel = cancel_event if cancel_event is not None else asyncio.Event()
+
+    @property
+    def history(self) -> tuple[JournalEntry, ...]:
+        """Earlier runs and merges of this job, oldest first."""
+        return self._history
+
+    @property
+    def failure_count(self) -> int:
+        """Failed runs before this one, read from the history."""
+        return sum(1 for entry in self._history if entry.is_failure)
+
+    @property
+    def carry(self) -> C:
+        return self._carry
+
+    @carry.setter
+    def carry(self, value: C) -> None:
+        self._carry = value
+
+    @property
+    def attachment(self) -> Any:
+        return self._attachment
+
+    def set_attachment(self, value: Any) -> None:
+        """Structured evidence for this run's journal entry (JSON). Last write wins;
+        kept whatever the outcome, failures included."""
+        self._attachment = value
+
+    def is_cancelled(self) -> bool:
+        """Whether the worker asked this run to stop (shutdown, cancel, lost lease)."""
+        return self._cancel.is_set()
+
+    async def cancelled(self) -> None:
+        """Resolves when the worker asks this run to stop."""
+        await self._cancel.wait()

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Set up a virtual environment and run the whole test suite: lint, types,
+# generated-code check, and pytest (SQLite always; PostgreSQL on 127.0.0.1:5432).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+
+# PostgreSQL for the postgres-marked tests: start the local cluster if it is down.
+if command -v pg_isready >/dev/null 2>&1 && ! pg_isready -q -h 127.0.0.1 -p 5432; then
+  if command -v pg_ctlcluster >/dev/null 2>&1; then
+    pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n1)" main start || true
+    for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 1; done
+  fi
+fi
+
+echo "== ruff"
+.venv/bin/ruff check runtime generator tests examples
+echo "== mypy --strict"
+.venv/bin/mypy
+echo "== venturi-gen --check (bundled examples)"
+.venv/bin/venturi-gen --check
+echo "== pytest"
+.venv/bin/python -m pytest "$@"
