@@ -49,9 +49,11 @@ class Task(Generic[C]):
         if not isinstance(kind, str) or not kind:
             raise TypeError(f"{cls.__qualname__}.KIND must be a non-empty string")
         other = _KINDS.get(kind)
-        if other is not None and (other.__module__, other.__qualname__) != (
+        # Same module and name means the same declaration seen again: `dataclass(slots=True)`
+        # rebuilds the class (and may drop the qualname), and a module reload redefines it.
+        if other is not None and (other.__module__, other.__name__) != (
             cls.__module__,
-            cls.__qualname__,
+            cls.__name__,
         ):
             raise TypeError(
                 f"KIND {kind!r} of {cls.__module__}.{cls.__qualname__} is already used by "
