@@ -6,7 +6,7 @@ the storage-side application of the decisions is covered by the conformance suit
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar, Self
 
@@ -68,7 +68,8 @@ class Scores(Task[Progress]):
             return Independent
         if self.policy == "with":
             union = tuple(sorted(set(existing.payload.user_ids) | set(self.user_ids)))
-            merged = Scores(self.group, union, "with", self.urgent or existing.priority >= Priority.HIGH)
+            urgent = self.urgent or existing.priority >= Priority.HIGH
+            merged = replace(self, user_ids=union, policy="with", urgent=urgent)
             return With(merged, Progress((*existing.carry.seen, existing.run_count)))
         return Replace
 
