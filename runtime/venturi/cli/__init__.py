@@ -1,0 +1,88 @@
+"""The ``venturi`` command: what an operator needs without writing Python.
+
+``venturi migrate`` prepares the schema, ``venturi worker`` runs a worker from
+an import path, ``venturi jobs`` lists, shows, cancels and retries jobs,
+``venturi stats`` reports backlog and throughput, ``venturi prune`` applies
+retention. Every command reads ``--database URL`` (else
+``$VENTURI_DATABASE_URL``, else the default SQLite file). Only the standard
+library is used, so the runtime gains no dependency. See docs/cli.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from typing import NoReturn
+
+from venturi.cli import _jobs, _migrate, _prune, _stats, _worker_cmd
+from venturi.cli._errors import (
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    PROG,
+    UsageError,
+    describe,
+    print_error,
+)
+
+EPILOG = """\
+database:
+  --database URL, else $VENTURI_DATABASE_URL, else sqlite:///venturi.sqlite3
+  (sqlite:///relative.db, sqlite:////absolute.db, a file path, postgresql://user@host/db)
+
+exit codes:
+  0    success
+  1    operational failure: unknown job, job in the wrong state, database down or
+       without schema, worker failed
+  2    usage error: bad option or value, unsupported database URL, bad import path
+  130  interrupted (Ctrl-C)
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """Reports a usage mistake as one line, raised so that ``main`` returns the exit code."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=PROG,
+        description="Operate venturi: migrate the schema, run workers, inspect and steer jobs.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        installed = version("venturi")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        installed = "unknown"
+    parser.add_argument("--version", action="version", version=f"{PROG} {installed}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for module in (_migrate, _worker_cmd, _jobs, _stats, _prune):
+        module.register(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; return its exit code (0 ok, 1 operational failure, 2 usage error)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        handler: Callable[[argparse.Namespace], int] = args.handler
+        return handler(args)
+    except SystemExit as exc:  # --help, --version
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_USAGE)
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except Exception as exc:
+        failure = describe(exc)
+        if failure is None:
+            raise  # a bug: its traceback belongs in a report
+        print_error(failure.message)
+        return failure.exit_code
+
+
+__all__ = ["EXIT_FAILURE", "EXIT_USAGE", "build_parser", "main"]

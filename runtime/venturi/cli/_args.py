@@ -1,0 +1,42 @@
+"""Argument types shared by the commands: counts, durations, comma-separated lists.
+
+Each raises ``argparse.ArgumentTypeError`` with a sentence that names the
+expected form, which the parser turns into one ``venturi: error:`` line.
+"""
+
+from __future__ import annotations
+
+import argparse
+from datetime import timedelta
+
+from venturi.cli._output import parse_duration
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a positive whole number, got {text!r}"
+        ) from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    return value
+
+
+def duration(text: str) -> timedelta:
+    try:
+        value = parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if value <= timedelta(0):
+        raise argparse.ArgumentTypeError(f"duration {text!r} must be more than zero")
+    return value
+
+
+def comma_list(text: str) -> list[str]:
+    """``"a,b"`` -> ``["a", "b"]``; empty items are an error."""
+    items = [item.strip() for item in text.split(",")]
+    if not all(items):
+        raise argparse.ArgumentTypeError(f"expected comma-separated names, got {text!r}")
+    return items

@@ -1,0 +1,152 @@
+"""How one job looks to an operator: a table row, a detailed page, or JSON.
+
+The CLI works on stored rows, not typed tasks: it runs where the task
+classes may not be importable, so payload, carry and output are shown as
+the JSON they are stored as.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TextIO
+
+from venturi._journal import JournalEntry
+from venturi.cli._output import (
+    NONE,
+    compact_json,
+    format_time,
+    iso,
+    priority_name,
+)
+from venturi.storage._types import TERMINAL_STATES, StoredJob
+
+LIST_HEADERS = (
+    "ID",
+    "KIND",
+    "QUEUE",
+    "STATE",
+    "PRIORITY",
+    "RUNS",
+    "FAILS",
+    "RUN AT/FINISHED",
+    "ERROR",
+)
+
+
+def _decoded(text: str | None) -> Any:
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text  # not JSON: show it as stored rather than fail
+
+
+def journal_json(entry: JournalEntry) -> dict[str, Any]:
+    return {
+        "at": iso(entry.at),
+        "run": entry.run,
+        "event": str(entry.event),
+        "note": entry.note,
+        "attachment": entry.attachment,
+        "error_code": entry.error_code,
+        "error_message": entry.error_message,
+        "decision": entry.decision,
+    }
+
+
+def job_json(job: StoredJob, *, with_journal: bool) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "id": job.id,
+        "kind": job.kind,
+        "queue": job.queue,
+        "state": str(job.state),
+        "priority": priority_name(job.priority),
+        "run_count": job.run_count,
+        "failure_count": job.failure_count,
+        "created_at": iso(job.created_at),
+        "run_at": iso(job.run_at),
+        "finished_at": iso(job.finished_at),
+        "dedup_key": job.dedup_key,
+        "concurrency_key": job.concurrency_key,
+        "error_code": job.error_code,
+        "error_message": job.error_message,
+        "payload": _decoded(job.payload),
+        "carry": _decoded(job.carry),
+        "output": _decoded(job.output),
+    }
+    if with_journal:
+        data["journal"] = [journal_json(entry) for entry in job.journal]
+    return data
+
+
+def list_row(job: StoredJob) -> list[str]:
+    when = job.finished_at if job.state in TERMINAL_STATES and job.finished_at else job.run_at
+    return [
+        job.id,
+        job.kind,
+        job.queue,
+        str(job.state),
+        priority_name(job.priority),
+        str(job.run_count),
+        str(job.failure_count),
+        format_time(when),
+        job.error_code or NONE,
+    ]
+
+
+def _pretty(value: Any) -> str:
+    if value is None:
+        return NONE
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+
+
+def _field(out: TextIO, label: str, value: str) -> None:
+    lines = value.splitlines() or [""]
+    out.write(f"{label + ':':<14}{lines[0]}\n")
+    for line in lines[1:]:
+        out.write(f"{'':<14}{line}\n")
+
+
+def _write_entry(entry: JournalEntry, out: TextIO) -> None:
+    out.write(f"  {format_time(entry.at)}  run {entry.run}  {entry.event}\n")
+    details: list[tuple[str, str]] = []
+    if entry.decision:
+        details.append(("decision", entry.decision))
+    if entry.note:
+        details.append(("note", entry.note))
+    if entry.error_code or entry.error_message:
+        error = f"{entry.error_code or 'error'}: {entry.error_message or ''}".rstrip(": ")
+        details.append(("error", error))
+    if entry.attachment is not None:
+        details.append(("attachment", compact_json(entry.attachment)))
+    for label, value in details:
+        lines = value.splitlines() or [""]
+        out.write(f"      {label + ':':<12}{lines[0]}\n")
+        for line in lines[1:]:
+            out.write(f"      {'':<12}{line}\n")
+
+
+def write_details(job: StoredJob, out: TextIO) -> None:
+    _field(out, "id", job.id)
+    _field(out, "kind", job.kind)
+    _field(out, "queue", job.queue)
+    _field(out, "state", str(job.state))
+    _field(out, "priority", priority_name(job.priority))
+    _field(out, "runs", f"{job.run_count} ({job.failure_count} failed)")
+    _field(out, "created", format_time(job.created_at))
+    _field(out, "run at", format_time(job.run_at))
+    _field(out, "finished", format_time(job.finished_at))
+    if job.dedup_key is not None:
+        _field(out, "dedup key", job.dedup_key)
+    if job.concurrency_key is not None:
+        _field(out, "concurrency", job.concurrency_key)
+    if job.error_code or job.error_message:
+        _field(out, "error", f"{job.error_code or 'error'}: {job.error_message or ''}".rstrip(": "))
+    _field(out, "payload", _pretty(_decoded(job.payload)))
+    _field(out, "carry", _pretty(_decoded(job.carry)))
+    _field(out, "output", _pretty(_decoded(job.output)))
+    count = len(job.journal)
+    out.write(f"\njournal ({count} {'entry' if count == 1 else 'entries'}):\n")
+    for entry in job.journal:
+        _write_entry(entry, out)

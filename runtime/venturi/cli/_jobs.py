@@ -1,0 +1,161 @@
+"""``venturi jobs``: list, show, cancel and retry jobs.
+
+The chores an operator does by hand when something goes wrong: find the
+failing jobs, read their journal, stop one, send a dead one back to work.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TypeVar
+
+from venturi._enqueue import utcnow
+from venturi.cli._args import comma_list, positive_int
+from venturi.cli._database import add_database_option, open_storage
+from venturi.cli._errors import CliError
+from venturi.cli._job_view import LIST_HEADERS, job_json, list_row, write_details
+from venturi.cli._output import write_json, write_table
+from venturi.errors import JobNotFound
+from venturi.storage._types import CancelOutcome, JobFilter, JobState
+
+T = TypeVar("T")
+
+_STATES = ", ".join(state.value for state in JobState)
+
+
+def _states(text: str) -> list[JobState]:
+    states = []
+    for name in comma_list(text):
+        try:
+            states.append(JobState(name.lower()))
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"unknown state {name!r}; expected one of {_STATES}"
+            ) from None
+    return states
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    jobs = commands.add_parser(
+        "jobs", help="list, show, cancel or retry jobs", description="Inspect and steer jobs."
+    )
+    actions = jobs.add_subparsers(dest="jobs_command", metavar="ACTION", required=True)
+
+    listing = actions.add_parser(
+        "list",
+        help="jobs, newest first",
+        description="List jobs, newest first. Filters take comma-separated values or repeat.",
+    )
+    add_database_option(listing)
+    listing.add_argument("--kind", action="append", type=comma_list, default=[], help="task KIND")
+    listing.add_argument(
+        "--state", action="append", type=_states, default=[], help=f"one of {_STATES}"
+    )
+    listing.add_argument("--queue", action="append", type=comma_list, default=[], help="queue name")
+    listing.add_argument(
+        "--limit", type=positive_int, default=100, metavar="N", help="at most N jobs (default 100)"
+    )
+    listing.add_argument("--json", action="store_true", help="print a JSON array")
+    listing.set_defaults(handler=run_list)
+
+    show = actions.add_parser(
+        "show",
+        help="one job: payload, carry, output, state, error and journal",
+        description="Show one job with its payload, carry, output, state, error and every journal entry.",
+    )
+    add_database_option(show)
+    show.add_argument("job_id", metavar="ID")
+    show.add_argument("--json", action="store_true", help="print a JSON object")
+    show.set_defaults(handler=run_show)
+
+    cancel = actions.add_parser(
+        "cancel",
+        help="cancel a pending job, or revoke the lease of a running one",
+        description=(
+            "Cancel a pending job, or revoke the lease of a running one so that its worker "
+            "cannot complete it. Cancelling an already cancelled job succeeds; a completed or "
+            "dead job is an error."
+        ),
+    )
+    add_database_option(cancel)
+    cancel.add_argument("job_id", metavar="ID")
+    cancel.set_defaults(handler=run_cancel)
+
+    retry = actions.add_parser(
+        "retry",
+        help="send a dead or cancelled job back to pending",
+        description="Send a dead or cancelled job back to pending, to run again at once.",
+    )
+    add_database_option(retry)
+    retry.add_argument("job_id", metavar="ID")
+    retry.set_defaults(handler=run_retry)
+
+
+def _flatten(groups: list[list[T]]) -> tuple[T, ...]:
+    return tuple(dict.fromkeys(item for group in groups for item in group))
+
+
+def run_list(args: argparse.Namespace) -> int:
+    job_filter = JobFilter(
+        kinds=_flatten(args.kind),
+        states=_flatten(args.state),
+        queues=_flatten(args.queue),
+        limit=args.limit,
+    )
+    with open_storage(args.database) as storage:
+        jobs = storage.list_jobs(job_filter)
+    if args.json:
+        write_json([job_json(job, with_journal=False) for job in jobs])
+    elif jobs:
+        write_table(LIST_HEADERS, [list_row(job) for job in jobs])
+    else:
+        print("no jobs match", file=sys.stderr)
+    return 0
+
+
+def run_show(args: argparse.Namespace) -> int:
+    with open_storage(args.database) as storage:
+        job = storage.get(args.job_id)
+    if job is None:
+        raise JobNotFound(f"no job with id {args.job_id!r}")
+    if args.json:
+        write_json(job_json(job, with_journal=True))
+    else:
+        write_details(job, sys.stdout)
+    return 0
+
+
+def run_cancel(args: argparse.Namespace) -> int:
+    with open_storage(args.database) as storage:
+        outcome = storage.cancel(args.job_id, now=utcnow())
+        job = storage.get(args.job_id) if outcome is CancelOutcome.ALREADY_FINISHED else None
+    if outcome is CancelOutcome.NOT_FOUND:
+        raise JobNotFound(f"no job with id {args.job_id!r}")
+    if outcome is CancelOutcome.CANCELLED:
+        print(f"cancelled job {args.job_id}")
+    elif outcome is CancelOutcome.FENCED:
+        print(f"cancelled running job {args.job_id}; its worker's lease is revoked")
+    elif job is not None and job.state is JobState.CANCELLED:
+        print(f"job {args.job_id} was already cancelled")
+    else:
+        state = job.state.value if job is not None else "finished"
+        raise CliError(f"job {args.job_id} is already {state}; nothing to cancel")
+    return 0
+
+
+def run_retry(args: argparse.Namespace) -> int:
+    with open_storage(args.database) as storage:
+        job = storage.get(args.job_id)
+        if job is None:
+            raise JobNotFound(f"no job with id {args.job_id!r}")
+        if job.state not in (JobState.DEAD, JobState.CANCELLED):
+            raise CliError(
+                f"job {args.job_id} is {job.state.value}; only dead or cancelled jobs can be retried"
+            )
+        if not storage.retry(args.job_id, now=utcnow()):
+            current = storage.get(args.job_id)
+            state = current.state.value if current is not None else "gone"
+            raise CliError(f"job {args.job_id} could not be retried: it is now {state}")
+    print(f"job {args.job_id} is pending again")
+    return 0

@@ -1,0 +1,99 @@
+"""``venturi stats``: how much work there is, how old it gets, how fast it goes.
+
+Per kind: counts by state, the age of the oldest pending job (the first sign
+of workers falling behind) and jobs finished over the last 1, 5 and 15
+minutes (throughput).
+"""
+
+from __future__ import annotations
+
+import argparse
+from datetime import datetime
+from typing import Any
+
+from venturi._enqueue import utcnow
+from venturi.cli._database import add_database_option, open_storage
+from venturi.cli._output import NONE, format_duration, iso, write_json, write_table
+from venturi.storage._types import JobState, KindStats
+
+WINDOWS = (1, 5, 15)
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "stats",
+        help="counts per kind and state, oldest pending age, recent throughput",
+        description=(
+            "Per kind: jobs in each state, the age of the oldest pending job, and jobs "
+            f"finished in the last {', '.join(map(str, WINDOWS))} minutes."
+        ),
+    )
+    add_database_option(parser)
+    parser.add_argument("--json", action="store_true", help="print a JSON object")
+    parser.set_defaults(handler=run)
+
+
+def _age_seconds(stats: KindStats, now: datetime) -> float | None:
+    if stats.oldest_pending_at is None:
+        return None
+    return max(0.0, (now - stats.oldest_pending_at).total_seconds())
+
+
+def _as_json(rows: list[KindStats], now: datetime) -> dict[str, Any]:
+    return {
+        "at": iso(now),
+        "kinds": [
+            {
+                "kind": row.kind,
+                "counts": {state.value: row.counts.get(state, 0) for state in JobState},
+                "oldest_pending_at": iso(row.oldest_pending_at),
+                "oldest_pending_age_seconds": _age_seconds(row, now),
+                "finished_last_minutes": {
+                    str(m): row.finished_last_minutes.get(m, 0) for m in WINDOWS
+                },
+            }
+            for row in rows
+        ],
+    }
+
+
+def _table_row(row: KindStats, now: datetime) -> list[str]:
+    age = None if row.oldest_pending_at is None else now - row.oldest_pending_at
+    return [
+        row.kind,
+        *(str(row.counts.get(state, 0)) for state in JobState),
+        NONE if age is None else format_duration(age),
+        *(str(row.finished_last_minutes.get(m, 0)) for m in WINDOWS),
+    ]
+
+
+def _total_row(rows: list[KindStats]) -> list[str]:
+    return [
+        "(all)",
+        *(str(sum(r.counts.get(state, 0) for r in rows)) for state in JobState),
+        "",
+        *(str(sum(r.finished_last_minutes.get(m, 0) for r in rows)) for m in WINDOWS),
+    ]
+
+
+def run(args: argparse.Namespace) -> int:
+    now = utcnow()
+    with open_storage(args.database) as storage:
+        rows = sorted(storage.stats(now=now, windows_minutes=WINDOWS), key=lambda r: r.kind)
+    if args.json:
+        write_json(_as_json(rows, now))
+        return 0
+    if not rows:
+        print("no jobs")
+        return 0
+    headers = [
+        "KIND",
+        *(state.value.upper() for state in JobState),
+        "OLDEST PENDING",
+        *(f"DONE/{m}M" for m in WINDOWS),
+    ]
+    table = [_table_row(row, now) for row in rows]
+    if len(rows) > 1:
+        table.append(_total_row(rows))
+    write_table(headers, table)
+    return 0
