@@ -24,6 +24,7 @@ class JournalEvent(enum.StrEnum):
     RELEASED = "released"  # handed back on graceful shutdown; not a failure
     LEASE_EXPIRED = "lease_expired"  # the worker vanished; counted as a failure
     MERGED = "merged"  # an enqueue collided with this pending job
+    RETRIED = "retried"  # an operator sent a dead or cancelled job back to pending
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,121 @@
+"""Claim: lease a batch of ready jobs to a worker; heartbeat: keep those leases.
+
+The claim reads candidates with one range scan of the ready index per queue
+(an index led by the queue serves one queue in claim order; serving several
+queues with one ``IN`` would sort every ready row of them instead), merges
+the queues in Python, keeps the first job per concurrency key, and leases
+the chosen rows with one ``UPDATE ... RETURNING``. The journal of the jobs
+that have one is read with a single extra query for the whole batch.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import sqlite3
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from venturi._journal import JournalEntry
+from venturi.storage._types import ClaimedJob, ClaimRequest
+from venturi.storage.sqlite._rows import epoch, journals_by_job
+
+
+def claim(
+    conn: sqlite3.Connection, queries: dict[str, str], request: ClaimRequest, now: datetime
+) -> list[ClaimedJob]:
+    if request.limit <= 0 or not request.queues or not request.kinds:
+        return []
+    now_s = epoch(now)
+    kinds = json.dumps(request.kinds)
+    select = queries["claim_candidates"]
+    per_queue = [
+        conn.execute(select, (queue, now_s, kinds, request.limit)).fetchall()
+        for queue in dict.fromkeys(request.queues)
+    ]
+    rowids = _choose(per_queue, request.limit)
+    if not rowids:
+        return []
+    expires = now + request.lease_duration
+    rows = conn.execute(
+        queries["lease_rows"],
+        (json.dumps(rowids), request.lease_token, epoch(expires), request.worker_id),
+    ).fetchall()
+    # RETURNING gives rows in no promised order: restore the claim order.
+    rows.sort(key=lambda r: (-r[3], r[10], r[0]))
+    with_journal = [r[0] for r in rows if r[9]]
+    journals: dict[str, list[JournalEntry]] = {}
+    if with_journal:
+        journals = journals_by_job(
+            conn.execute(queries["journal_of_jobs"], (json.dumps(with_journal),))
+        )
+    token = request.lease_token
+    return [
+        ClaimedJob(
+            id=job_id,
+            kind=kind,
+            queue=queue,
+            priority=priority,
+            payload=payload,
+            carry=carry,
+            run_count=run_count,
+            failure_count=failure_count,
+            lease_token=token,
+            lease_expires_at=expires,
+            concurrency_key=concurrency_key,
+            journal=tuple(journals.get(job_id, ())),
+        )
+        for (
+            job_id, kind, queue, priority, payload, carry, run_count, failure_count,
+            concurrency_key, _journal_count, _run_at,
+        ) in rows
+    ]
+
+
+def _choose(per_queue: Sequence[list[Any]], limit: int) -> list[int]:
+    """Rowids in claim order across queues, at most one per concurrency key.
+
+    Candidate rows are (rowid, priority, run_at, id, concurrency_key), each
+    queue's list already in claim order. A skipped duplicate key may leave
+    the batch short; the next claim finds that key held and scans past it.
+    """
+    if len(per_queue) == 1:
+        ordered: Any = per_queue[0]
+    else:
+        ordered = heapq.merge(*per_queue, key=lambda r: (-r[1], r[2], r[3]))
+    chosen: list[int] = []
+    keys: set[str] = set()
+    for rowid, _priority, _run_at, _id, key in ordered:
+        if key is not None:
+            if key in keys:
+                continue
+            keys.add(key)
+        chosen.append(rowid)
+        if len(chosen) == limit:
+            break
+    return chosen
+
+
+def heartbeat(
+    conn: sqlite3.Connection,
+    queries: dict[str, str],
+    leases: Sequence[tuple[str, str]],
+    lease_duration: timedelta,
+    now: datetime,
+) -> set[str]:
+    if not leases:
+        return set()
+    current = running_tokens(conn, queries, [job_id for job_id, _ in leases])
+    held = [(job_id, token) for job_id, token in leases if current.get(job_id, (None,))[0] == token]
+    expires = epoch(now + lease_duration)
+    conn.executemany(queries["extend_lease"], [(job_id, token, expires) for job_id, token in held])
+    return {job_id for job_id, _ in held}
+
+
+def running_tokens(
+    conn: sqlite3.Connection, queries: dict[str, str], job_ids: Sequence[str]
+) -> dict[str, tuple[str, int, int]]:
+    """For the given jobs still running: job_id -> (lease_token, run_count, failure_count)."""
+    rows = conn.execute(queries["running_tokens"], (json.dumps(list(job_ids)),))
+    return {job_id: (token, run_count, failures) for job_id, token, run_count, failures in rows}

@@ -1,0 +1,135 @@
+"""Opening a SQLite connection and taking its write lock without wasting time.
+
+Several worker processes on one host share one database file. Every write
+runs inside ``BEGIN IMMEDIATE`` so that the write lock is taken up front and
+a transaction never fails half-way on a lock upgrade. When another process
+holds the lock, SQLite's own busy handler sleeps 1, 2, 5, 10 ... ms between
+attempts; measured on this project's reference machine
+(``research/sqlite-probe.md``) that leaves a second worker process idle most of
+the time. So ``BEGIN IMMEDIATE`` is retried here, in Python, with
+``busy_timeout=0`` and sleeps of at most 300 µs, up to a bounded total wait;
+``busy_timeout`` stays set for every other statement as a safety net (a
+reader can meet ``SQLITE_BUSY`` briefly, e.g. while the WAL index is rebuilt).
+"""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Literal
+
+from venturi.errors import BackendUnavailable, ConfigurationError
+
+Synchronous = Literal["FULL", "NORMAL"]
+
+#: The safety-net busy timeout for statements outside ``BEGIN IMMEDIATE``.
+SAFETY_BUSY_TIMEOUT_MS = 5_000
+#: Short sleeps while the lock is contended: waking fast is what keeps two processes busy.
+SHORT_SLEEP_S = 300e-6
+#: After this long, back off a little more so that a long writer is not hammered.
+PATIENT_AFTER_S = 0.05
+LONG_SLEEP_S = 2e-3
+
+
+def connect(path: str, *, synchronous: Synchronous) -> sqlite3.Connection:
+    """A connection in autocommit mode (transactions are explicit), WAL, the given durability.
+
+    ``check_same_thread`` is off because the storage serialises its own use of
+    the connection with a lock, and a ``Queue`` may be shared by web threads.
+    """
+    if synchronous not in ("FULL", "NORMAL"):
+        raise ConfigurationError(f"synchronous must be 'FULL' or 'NORMAL', not {synchronous!r}")
+    try:
+        conn = sqlite3.connect(
+            path,
+            isolation_level=None,
+            check_same_thread=False,
+            timeout=SAFETY_BUSY_TIMEOUT_MS / 1000,
+            cached_statements=256,
+        )
+    except sqlite3.Error as exc:
+        raise BackendUnavailable(f"cannot open SQLite database {path!r}: {exc}") from exc
+    try:
+        # journal_mode=WAL is persistent in the file; asking again is cheap and
+        # converts a database created by someone else.
+        mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+        if path != ":memory:" and str(mode).lower() != "wal":
+            raise BackendUnavailable(f"SQLite database {path!r} refused WAL mode (got {mode!r})")
+        conn.execute(f"PRAGMA synchronous={synchronous}")
+        conn.execute(f"PRAGMA busy_timeout={SAFETY_BUSY_TIMEOUT_MS}")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def begin_immediate(conn: sqlite3.Connection, *, max_wait_s: float) -> None:
+    """``BEGIN IMMEDIATE``, retried on ``SQLITE_BUSY`` with sub-millisecond sleeps.
+
+    Raises ``BackendUnavailable`` when the lock stays held for ``max_wait_s``.
+    """
+    conn.execute("PRAGMA busy_timeout=0")
+    try:
+        started: float | None = None
+        while True:
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                if exc.sqlite_errorcode not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+                    raise
+            now = time.monotonic()
+            if started is None:
+                started = now
+            waited = now - started
+            if waited > max_wait_s:
+                raise BackendUnavailable(
+                    f"the SQLite database stayed locked by another connection for {waited:.1f} s"
+                )
+            # Random sleeps de-synchronise competing processes.
+            ceiling = SHORT_SLEEP_S if waited < PATIENT_AFTER_S else LONG_SLEEP_S
+            time.sleep(random.random() * ceiling)
+    finally:
+        conn.execute(f"PRAGMA busy_timeout={SAFETY_BUSY_TIMEOUT_MS}")
+
+
+@contextmanager
+def write_transaction(conn: sqlite3.Connection, *, max_wait_s: float) -> Iterator[None]:
+    """A ``BEGIN IMMEDIATE`` ... ``COMMIT`` block; any exception rolls everything back."""
+    begin_immediate(conn, max_wait_s=max_wait_s)
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def split_statements(script: str) -> Iterator[str]:
+    """The statements of a SQL script, one by one.
+
+    ``executescript`` would commit any open transaction first, so migrations
+    run statement by statement inside their own transaction instead.
+    ``sqlite3.complete_statement`` knows about triggers and quoted semicolons.
+    """
+    buffer: list[str] = []
+    for line in script.splitlines(keepends=True):
+        buffer.append(line)
+        text = "".join(buffer)
+        if sqlite3.complete_statement(text):
+            statement = text.strip()
+            buffer.clear()
+            if _has_code(statement):
+                yield statement
+    rest = "".join(buffer).strip()
+    if _has_code(rest):
+        raise ValueError(f"incomplete SQL statement at the end of a script: {rest[:80]!r}")
+
+
+def _has_code(text: str) -> bool:
+    return any(
+        line.strip() and not line.strip().startswith("--") for line in text.splitlines()
+    )

@@ -1,0 +1,143 @@
+"""Operator operations: inspect, cancel, retry, list, count and prune jobs.
+
+None of these is on a hot path; they favour one clear statement each over
+cleverness. ``stats`` scans the jobs table (it counts every state), which is
+fine for a command an operator runs, and keeps the worker's writes free of
+an index that only statistics would use.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from venturi._journal import JournalEntry, JournalEvent
+from venturi.storage._types import (
+    CancelOutcome,
+    JobFilter,
+    JobState,
+    KindStats,
+    StoredJob,
+)
+from venturi.storage.sqlite._rows import (
+    epoch,
+    from_epoch,
+    journal_entry,
+    journal_params,
+    stored_job,
+)
+
+_TERMINAL = ("completed", "dead", "cancelled")
+
+
+def get(conn: sqlite3.Connection, queries: dict[str, str], job_id: str) -> StoredJob | None:
+    row = conn.execute(queries["get_job"], (job_id,)).fetchone()
+    if row is None:
+        return None
+    journal = [journal_entry(r) for r in conn.execute(queries["journal_of_job"], (job_id,))]
+    return stored_job(row, journal)
+
+
+def cancel(
+    conn: sqlite3.Connection,
+    queries: dict[str, str],
+    job_id: str,
+    now: datetime,
+    retention: timedelta,
+) -> CancelOutcome:
+    row = conn.execute(queries["job_state"], (job_id,)).fetchone()
+    if row is None:
+        return CancelOutcome.NOT_FOUND
+    state, run_count = row
+    if state in _TERMINAL:
+        return CancelOutcome.ALREADY_FINISHED
+    running = state == "running"
+    # For a running job, clearing the lease token is the fence: the worker's
+    # result no longer matches and its next heartbeat reports the lease lost.
+    note = "cancelled while running; the lease was revoked" if running else "cancelled"
+    conn.execute(queries["cancel_job"], (job_id, epoch(now), epoch(now + retention)))
+    entry = JournalEntry(at=now, run=run_count, event=JournalEvent.CANCELLED, note=note)
+    conn.execute(queries["insert_journal"], journal_params(job_id, entry))
+    return CancelOutcome.FENCED if running else CancelOutcome.CANCELLED
+
+
+def retry(conn: sqlite3.Connection, queries: dict[str, str], job_id: str, now: datetime) -> bool:
+    row = conn.execute(queries["job_state"], (job_id,)).fetchone()
+    if row is None or row[0] not in ("dead", "cancelled"):
+        return False
+    conn.execute(queries["retry_job"], (job_id, epoch(now)))
+    entry = JournalEntry(
+        at=now, run=row[1], event=JournalEvent.RETRIED, note=f"sent back to pending from {row[0]}"
+    )
+    conn.execute(queries["insert_journal"], journal_params(job_id, entry))
+    return True
+
+
+def list_jobs(
+    conn: sqlite3.Connection, queries: dict[str, str], job_filter: JobFilter
+) -> list[StoredJob]:
+    params = (
+        json.dumps(list(job_filter.kinds)),
+        json.dumps([str(s) for s in job_filter.states]),
+        json.dumps(list(job_filter.queues)),
+        job_filter.before_id,
+        job_filter.limit,
+    )
+    return [stored_job(row) for row in conn.execute(queries["list_jobs"], params)]
+
+
+def stats(
+    conn: sqlite3.Connection,
+    queries: dict[str, str],
+    now: datetime,
+    windows_minutes: Sequence[int],
+) -> list[KindStats]:
+    by_kind: dict[str, KindStats] = {}
+
+    def of(kind: str) -> KindStats:
+        found = by_kind.get(kind)
+        if found is None:
+            found = by_kind[kind] = KindStats(
+                kind=kind, finished_last_minutes=dict.fromkeys(windows_minutes, 0)
+            )
+        return found
+
+    oldest: dict[str, float] = {}
+    for kind, state, count, min_created in conn.execute(queries["counts_by_kind_and_state"]):
+        of(kind).counts[JobState(state)] = count
+        if state == "pending":
+            oldest[kind] = min_created
+    if windows_minutes:
+        cutoffs = {str(m): epoch(now - timedelta(minutes=m)) for m in windows_minutes}
+        for kind, minutes, count in conn.execute(queries["finished_since"], (json.dumps(cutoffs),)):
+            of(kind).finished_last_minutes[minutes] = count
+    result = []
+    for kind in sorted(by_kind):
+        entry = by_kind[kind]
+        if kind in oldest:
+            entry = KindStats(
+                kind=kind,
+                counts=entry.counts,
+                oldest_pending_at=from_epoch(oldest[kind]),
+                finished_last_minutes=entry.finished_last_minutes,
+            )
+        result.append(entry)
+    return result
+
+
+def pending_counts_by_kind(conn: sqlite3.Connection, queries: dict[str, str]) -> dict[str, int]:
+    return {kind: count for kind, count in conn.execute(queries["pending_counts_by_kind"])}
+
+
+def prune(conn: sqlite3.Connection, queries: dict[str, str], now: datetime, limit: int) -> int:
+    if limit <= 0:
+        return 0
+    ids = [r[0] for r in conn.execute(queries["prunable_jobs"], (epoch(now), limit))]
+    if not ids:
+        return 0
+    batch = json.dumps(ids)
+    conn.execute(queries["delete_journal_of_jobs"], (batch,))
+    conn.execute(queries["delete_jobs"], (batch,))
+    return len(ids)

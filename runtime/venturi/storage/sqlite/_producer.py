@@ -1,0 +1,105 @@
+"""Enqueue: insert new jobs, or merge them into the pending job with the same dedup key.
+
+Runs inside the caller's ``BEGIN IMMEDIATE`` transaction, so the candidate
+read here cannot change before the decision is written back: the write lock
+is the row lock. Requests without a dedup key can never collide with anything
+(their key is NULL), so they are inserted together with one ``executemany``
+whatever their position in the batch; requests with a key are then applied
+one by one, in order, so that a later request collides with an earlier one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Sequence
+
+from venturi._journal import JournalEntry
+from venturi._merge import MergeKind
+from venturi.storage._types import (
+    EnqueueOutcome,
+    EnqueueRequest,
+    EnqueueResult,
+    MergeAction,
+    NewJob,
+)
+from venturi.storage.sqlite._rows import (
+    JOURNAL_COUNT_INDEX,
+    insert_params,
+    journal_entry,
+    journal_params,
+    stored_job,
+)
+
+_OUTCOME = {
+    MergeKind.KEEP: EnqueueOutcome.KEPT,
+    MergeKind.REPLACE: EnqueueOutcome.REPLACED,
+    MergeKind.WITH: EnqueueOutcome.MERGED,
+}
+
+
+def enqueue(
+    conn: sqlite3.Connection, queries: dict[str, str], requests: Sequence[EnqueueRequest]
+) -> list[EnqueueResult]:
+    created_at = time.time()
+    plain = [r.job for r in requests if r.job.dedup_key is None]
+    if plain:
+        conn.executemany(queries["insert_job"], [insert_params(job, created_at) for job in plain])
+    if len(plain) == len(requests):
+        return [EnqueueResult(job.id, EnqueueOutcome.INSERTED) for job in plain]
+    results: list[EnqueueResult] = []
+    for request in requests:
+        if request.job.dedup_key is None:
+            results.append(EnqueueResult(request.job.id, EnqueueOutcome.INSERTED))
+        else:
+            results.append(_enqueue_keyed(conn, queries, request, created_at))
+    return results
+
+
+def _enqueue_keyed(
+    conn: sqlite3.Connection, queries: dict[str, str], request: EnqueueRequest, created_at: float
+) -> EnqueueResult:
+    job = request.job
+    row = conn.execute(queries["find_candidate"], (job.kind, job.dedup_key)).fetchone()
+    if row is None:
+        conn.execute(queries["insert_job"], insert_params(job, created_at))
+        return EnqueueResult(job.id, EnqueueOutcome.INSERTED)
+    if request.decide is None:
+        raise ValueError(
+            f"job {job.id} of kind {job.kind!r} has a dedup key but its request has no merge decider"
+        )
+    existing_id: str = row[0]
+    journal: tuple[JournalEntry, ...] = ()
+    if row[JOURNAL_COUNT_INDEX]:
+        rows = conn.execute(queries["journal_of_job"], (existing_id,))
+        journal = tuple(journal_entry(r) for r in rows)
+    action = request.decide(stored_job(row, journal))
+    return _apply(conn, queries, job, existing_id, action, created_at)
+
+
+def _apply(
+    conn: sqlite3.Connection,
+    queries: dict[str, str],
+    job: NewJob,
+    existing_id: str,
+    action: MergeAction,
+    created_at: float,
+) -> EnqueueResult:
+    if action.kind is MergeKind.INDEPENDENT:
+        # Without its key the new row is never a merge candidate itself, and
+        # the unique index keeps pointing at the job that was there first.
+        params = insert_params(job, created_at)
+        conn.execute(queries["insert_job"], (*params[:6], None, *params[7:]))
+        return EnqueueResult(job.id, EnqueueOutcome.INDEPENDENT, existing_job_id=existing_id)
+    if action.journal_entry is None:
+        raise ValueError(f"a {action.kind} merge action needs a journal entry")
+    if action.kind is MergeKind.KEEP:
+        conn.execute(queries["count_journal_entry"], (existing_id,))
+    else:
+        if action.payload is None or action.carry is None or action.priority is None:
+            raise ValueError(f"a {action.kind} merge action needs payload, carry and priority")
+        conn.execute(
+            queries["merge_into"], (existing_id, action.payload, action.carry, action.priority)
+        )
+    conn.execute(queries["insert_journal"], journal_params(existing_id, action.journal_entry))
+    return EnqueueResult(existing_id, _OUTCOME[action.kind])

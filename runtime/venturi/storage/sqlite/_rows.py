@@ -1,0 +1,113 @@
+"""Converting between the storage types and SQLite rows.
+
+Inside the database times are REAL seconds since the epoch (cheap to compare
+and index); at the interface they are aware UTC datetimes. A float keeps a
+present-day epoch to about 0.24 µs, so a microsecond datetime survives the
+round trip exactly.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from venturi._journal import JournalEntry, JournalEvent
+from venturi.storage._types import JobState, NewJob, StoredJob
+
+#: The column order of every query that reads a whole job (see queries.sql).
+JOB_COLUMNS = (
+    "id", "kind", "queue", "priority", "state", "payload", "carry", "dedup_key",
+    "concurrency_key", "run_at", "created_at", "run_count", "failure_count", "output",
+    "error_code", "error_message", "finished_at", "journal_count",
+)
+JOURNAL_COUNT_INDEX = JOB_COLUMNS.index("journal_count")
+
+
+def epoch(value: datetime) -> float:
+    """Aware datetime -> epoch seconds; a naive datetime is a programming error."""
+    if value.tzinfo is None:
+        raise ValueError(f"expected a timezone-aware datetime, got naive {value!r}")
+    return value.timestamp()
+
+
+def optional_epoch(value: datetime | None) -> float | None:
+    return None if value is None else epoch(value)
+
+
+def from_epoch(value: float) -> datetime:
+    return datetime.fromtimestamp(value, UTC)
+
+
+def optional_from_epoch(value: float | None) -> datetime | None:
+    return None if value is None else datetime.fromtimestamp(value, UTC)
+
+
+def insert_params(job: NewJob, created_at: float) -> tuple[Any, ...]:
+    """Parameters of ``insert_job``."""
+    return (
+        job.id, job.kind, job.queue, job.priority, job.payload, job.carry, job.dedup_key,
+        job.concurrency_key, epoch(job.run_at), created_at,
+    )
+
+
+def journal_params(job_id: str, entry: JournalEntry) -> tuple[Any, ...]:
+    """Parameters of ``insert_journal``."""
+    attachment = None if entry.attachment is None else json.dumps(entry.attachment)
+    return (
+        job_id, epoch(entry.at), entry.run, str(entry.event), entry.note, attachment,
+        entry.error_code, entry.error_message, entry.decision,
+    )
+
+
+def journal_entry(row: Sequence[Any]) -> JournalEntry:
+    """A row of ``journal_of_job(s)``: job_id, at, run, event, note, attachment, ..."""
+    _, at, run, event, note, attachment, error_code, error_message, decision = row
+    return JournalEntry(
+        at=from_epoch(at),
+        run=run,
+        event=JournalEvent(event),
+        note=note,
+        attachment=None if attachment is None else json.loads(attachment),
+        error_code=error_code,
+        error_message=error_message,
+        decision=decision,
+    )
+
+
+def journals_by_job(rows: Iterable[Sequence[Any]]) -> dict[str, list[JournalEntry]]:
+    """Group journal rows (ordered by job, then insertion) per job id."""
+    grouped: dict[str, list[JournalEntry]] = {}
+    for row in rows:
+        grouped.setdefault(row[0], []).append(journal_entry(row))
+    return grouped
+
+
+def stored_job(row: Sequence[Any], journal: Sequence[JournalEntry] = ()) -> StoredJob:
+    """A row in ``JOB_COLUMNS`` order, with the journal read separately."""
+    (
+        job_id, kind, queue, priority, state, payload, carry, dedup_key, concurrency_key,
+        run_at, created_at, run_count, failure_count, output, error_code, error_message,
+        finished_at, _journal_count,
+    ) = row
+    return StoredJob(
+        id=job_id,
+        kind=kind,
+        queue=queue,
+        priority=priority,
+        state=JobState(state),
+        payload=payload,
+        carry=carry,
+        dedup_key=dedup_key,
+        concurrency_key=concurrency_key,
+        run_at=from_epoch(run_at),
+        created_at=from_epoch(created_at),
+        run_count=run_count,
+        failure_count=failure_count,
+        output=output,
+        error_code=error_code,
+        error_message=error_message,
+        finished_at=optional_from_epoch(finished_at),
+        journal=tuple(journal),
+    )

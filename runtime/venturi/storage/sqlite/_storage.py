@@ -1,0 +1,168 @@
+"""``SqliteStorage``: the embedded backend, every operation synchronous.
+
+One connection per storage object, serialised by a lock so that a ``Queue``
+can be shared by the threads of a web server. Several processes (workers and
+producers) may open the same file: every write is one ``BEGIN IMMEDIATE``
+transaction taken with the retry loop of ``_connection``. Reads run in
+autocommit mode and see the last committed state (WAL readers never block).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from venturi.errors import UnsupportedCapability
+from venturi.storage._sql import load_queries
+from venturi.storage._types import (
+    CancelOutcome,
+    Capabilities,
+    ClaimedJob,
+    ClaimRequest,
+    EnqueueRequest,
+    EnqueueResult,
+    JobFilter,
+    KindStats,
+    RunResult,
+    StoredJob,
+)
+from venturi.storage.sqlite import _claim, _finish, _operator, _producer, _schema
+from venturi.storage.sqlite._connection import Synchronous, connect, write_transaction
+
+CAPABILITIES = Capabilities(
+    name="sqlite",
+    multi_host=False,
+    listen_notify=False,
+    transactional_enqueue=False,
+    skip_locked=False,
+)
+
+#: Retention of jobs that storage itself ends (operator cancel, backstop on lease expiry).
+DEFAULT_RETENTION = timedelta(days=7)
+
+_QUERIES = load_queries(_schema.PACKAGE)
+
+
+class SqliteStorage:
+    """The SQLite backend: ``SyncStorage`` plus the worker operations, synchronously.
+
+    ``path`` is a file path (or ``":memory:"`` for a private throw-away
+    database). ``synchronous="FULL"`` (the default) fsyncs every commit;
+    ``"NORMAL"`` is several times faster for single enqueues but may lose the
+    last transactions on power loss (never on a process crash).
+    ``max_lock_wait`` bounds how long a write waits for another process's lock.
+    """
+
+    def __init__(
+        self,
+        path: str,
+        *,
+        synchronous: Synchronous = "FULL",
+        max_lock_wait: timedelta = timedelta(seconds=30),
+        retention: timedelta = DEFAULT_RETENTION,
+    ) -> None:
+        self.path = path
+        self._conn = connect(path, synchronous=synchronous)
+        self._lock = threading.Lock()
+        self._max_wait_s = max_lock_wait.total_seconds()
+        self._retention = retention
+        self._queries = _QUERIES
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return CAPABILITIES
+
+    # -- schema ------------------------------------------------------------------
+
+    def migrate(self) -> int:
+        with self._lock:
+            return _schema.migrate(self._conn, self._queries, max_wait_s=self._max_wait_s)
+
+    def schema_version(self) -> int:
+        with self._lock:
+            return _schema.read_version(self._conn, self._queries)
+
+    # -- producer ------------------------------------------------------------------
+
+    def enqueue(
+        self, requests: Sequence[EnqueueRequest], *, conn: Any = None
+    ) -> list[EnqueueResult]:
+        if conn is not None:
+            raise UnsupportedCapability(
+                "enqueue(conn=...) joins the application's own transaction, which only the "
+                "PostgreSQL backend supports; the SQLite backend commits jobs in its own "
+                "transaction. Call enqueue without conn, or use a postgresql:// database."
+            )
+        if not requests:
+            return []
+        with self._lock, write_transaction(self._conn, max_wait_s=self._max_wait_s):
+            return _producer.enqueue(self._conn, self._queries, requests)
+
+    # -- operator ------------------------------------------------------------------
+
+    def get(self, job_id: str) -> StoredJob | None:
+        with self._lock:
+            return _operator.get(self._conn, self._queries, job_id)
+
+    def cancel(self, job_id: str, *, now: datetime) -> CancelOutcome:
+        with self._lock, write_transaction(self._conn, max_wait_s=self._max_wait_s):
+            return _operator.cancel(self._conn, self._queries, job_id, now, self._retention)
+
+    def retry(self, job_id: str, *, now: datetime) -> bool:
+        with self._lock, write_transaction(self._conn, max_wait_s=self._max_wait_s):
+            return _operator.retry(self._conn, self._queries, job_id, now)
+
+    def list_jobs(self, job_filter: JobFilter) -> list[StoredJob]:
+        with self._lock:
+            return _operator.list_jobs(self._conn, self._queries, job_filter)
+
+    def stats(
+        self, *, now: datetime, windows_minutes: Sequence[int] = (1, 5, 15)
+    ) -> list[KindStats]:
+        with self._lock:
+            return _operator.stats(self._conn, self._queries, now, windows_minutes)
+
+    def prune(self, *, now: datetime, limit: int) -> int:
+        with self._lock, write_transaction(self._conn, max_wait_s=self._max_wait_s):
+            return _operator.prune(self._conn, self._queries, now, limit)
+
+    def pending_counts_by_kind(self) -> dict[str, int]:
+        with self._lock:
+            return _operator.pending_counts_by_kind(self._conn, self._queries)
+
+    # -- worker --------------------------------------------------------------------
+
+    def claim(self, request: ClaimRequest, *, now: datetime) -> list[ClaimedJob]:
+        with self._lock, write_transaction(self._conn, max_wait_s=self._max_wait_s):
+            return _claim.claim(self._conn, self._queries, request, now)
+
+    def finish(self, results: Sequence[RunResult], *, now: datetime) -> list[bool]:
+        if not results:
+            return []
+        with self._lock, write_transaction(self._conn, max_wait_s=self._max_wait_s):
+            return _finish.finish(self._conn, self._queries, results, now)
+
+    def heartbeat(
+        self, leases: Sequence[tuple[str, str]], *, lease_duration: timedelta, now: datetime
+    ) -> set[str]:
+        if not leases:
+            return set()
+        with self._lock, write_transaction(self._conn, max_wait_s=self._max_wait_s):
+            return _claim.heartbeat(self._conn, self._queries, leases, lease_duration, now)
+
+    def reclaim_expired(self, *, now: datetime, limit: int, max_failures: int | None) -> int:
+        with self._lock, write_transaction(self._conn, max_wait_s=self._max_wait_s):
+            return _finish.reclaim_expired(
+                self._conn,
+                self._queries,
+                now=now,
+                limit=limit,
+                max_failures=max_failures,
+                retention=self._retention,
+            )
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()

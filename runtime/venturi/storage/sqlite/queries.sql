@@ -1,0 +1,221 @@
+-- Every statement the SQLite backend runs, by name (loaded by venturi.storage._sql).
+--
+-- Parameters are numbered (?1, ?2, ...) and bound from tuples: executemany
+-- over tuples is the cheapest way to apply a batch from Python. Lists travel
+-- as one JSON array parameter read with json_each, so that each statement
+-- keeps one text and stays in the statement cache whatever the list length.
+--
+-- Queries that read a whole job return the columns in the order of
+-- _rows.JOB_COLUMNS: id, kind, queue, priority, state, payload, carry,
+-- dedup_key, concurrency_key, run_at, created_at, run_count, failure_count,
+-- output, error_code, error_message, finished_at, journal_count.
+
+-- ---------------------------------------------------------------- schema
+
+-- name: create_version_table
+CREATE TABLE IF NOT EXISTS venturi_schema_version (
+    version    INTEGER PRIMARY KEY,
+    name       TEXT NOT NULL,
+    applied_at REAL NOT NULL
+)
+
+-- name: version_table_exists
+SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'venturi_schema_version'
+
+-- name: schema_version
+SELECT coalesce(max(version), 0) FROM venturi_schema_version
+
+-- name: record_migration
+INSERT INTO venturi_schema_version (version, name, applied_at) VALUES (?1, ?2, ?3)
+
+-- ---------------------------------------------------------------- enqueue
+
+-- name: insert_job
+INSERT INTO jobs (id, kind, queue, priority, state, payload, carry, dedup_key,
+                  concurrency_key, run_at, created_at)
+VALUES (?1, ?2, ?3, ?4, 'pending', ?5, ?6, ?7, ?8, ?9, ?10)
+
+-- name: find_candidate
+SELECT id, kind, queue, priority, state, payload, carry, dedup_key, concurrency_key,
+       run_at, created_at, run_count, failure_count, output, error_code, error_message,
+       finished_at, journal_count
+FROM jobs
+WHERE kind = ?1 AND dedup_key = ?2 AND state = 'pending'
+
+-- name: merge_into
+UPDATE jobs
+SET payload = ?2, carry = ?3, priority = ?4, journal_count = journal_count + 1
+WHERE id = ?1
+
+-- name: count_journal_entry
+UPDATE jobs SET journal_count = journal_count + 1 WHERE id = ?1
+
+-- ---------------------------------------------------------------- journal
+
+-- name: insert_journal
+INSERT INTO journal (job_id, at, run, event, note, attachment, error_code, error_message,
+                     decision)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+
+-- name: journal_of_job
+SELECT job_id, at, run, event, note, attachment, error_code, error_message, decision
+FROM journal
+WHERE job_id = ?1
+ORDER BY id
+
+-- name: journal_of_jobs
+SELECT job_id, at, run, event, note, attachment, error_code, error_message, decision
+FROM journal
+WHERE job_id IN (SELECT value FROM json_each(?1))
+ORDER BY job_id, id
+
+-- ---------------------------------------------------------------- claim
+
+-- name: claim_candidates
+-- One queue at a time: a range scan of jobs_ready already in claim order. A
+-- job whose concurrency key a running job holds is skipped here; two ready
+-- jobs sharing a key are told apart in Python, after the queues are merged.
+SELECT j.rowid, j.priority, j.run_at, j.id, j.concurrency_key
+FROM jobs AS j
+WHERE j.state = 'pending'
+  AND j.queue = ?1
+  AND j.run_at <= ?2
+  AND j.kind IN (SELECT value FROM json_each(?3))
+  AND (j.concurrency_key IS NULL
+       OR NOT EXISTS (SELECT 1 FROM jobs AS r
+                      WHERE r.state = 'running' AND r.concurrency_key = j.concurrency_key))
+ORDER BY j.priority DESC, j.run_at, j.id
+LIMIT ?4
+
+-- name: lease_rows
+UPDATE jobs
+SET state = 'running', lease_token = ?2, lease_expires_at = ?3, worker_id = ?4,
+    run_count = run_count + 1
+WHERE rowid IN (SELECT value FROM json_each(?1))
+RETURNING id, kind, queue, priority, payload, carry, run_count, failure_count,
+          concurrency_key, journal_count, run_at
+
+-- ---------------------------------------------------------------- finish
+
+-- name: running_tokens
+-- The lease tokens of the given jobs that are still running, read once per
+-- batch so that each result's fence is known without a statement per job.
+SELECT id, lease_token, run_count, failure_count
+FROM jobs
+WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'running'
+
+-- name: end_run
+-- Ends one run (fenced by the token). ?3 state, ?4 run_at (NULL keeps it),
+-- ?5 carry (NULL keeps it), ?6 failures to add, ?7 output, ?8/?9 error,
+-- ?10 finished_at, ?11 purge_after.
+-- A job going back to pending gives up its dedup key when another pending
+-- job already holds it: an enqueue with that key arrived while it ran (the
+-- running job was no merge candidate), and the newer job keeps the key.
+UPDATE jobs
+SET state = ?3,
+    run_at = coalesce(?4, run_at),
+    carry = coalesce(?5, carry),
+    failure_count = failure_count + ?6,
+    output = ?7,
+    error_code = ?8,
+    error_message = ?9,
+    finished_at = ?10,
+    purge_after = ?11,
+    lease_token = NULL,
+    lease_expires_at = NULL,
+    journal_count = journal_count + 1,
+    dedup_key = CASE
+        WHEN ?3 = 'pending' AND dedup_key IS NOT NULL AND EXISTS (
+            SELECT 1 FROM jobs AS other
+            WHERE other.kind = jobs.kind AND other.dedup_key = jobs.dedup_key
+              AND other.state = 'pending')
+        THEN NULL
+        ELSE dedup_key
+    END
+WHERE id = ?1 AND lease_token = ?2 AND state = 'running'
+
+-- name: extend_lease
+UPDATE jobs SET lease_expires_at = ?3
+WHERE id = ?1 AND lease_token = ?2 AND state = 'running'
+
+-- name: expired_leases
+SELECT id, lease_token, run_count, failure_count
+FROM jobs
+WHERE state = 'running' AND lease_expires_at < ?1
+ORDER BY lease_expires_at
+LIMIT ?2
+
+-- ---------------------------------------------------------------- operator
+
+-- name: get_job
+SELECT id, kind, queue, priority, state, payload, carry, dedup_key, concurrency_key,
+       run_at, created_at, run_count, failure_count, output, error_code, error_message,
+       finished_at, journal_count
+FROM jobs
+WHERE id = ?1
+
+-- name: job_state
+SELECT state, run_count FROM jobs WHERE id = ?1
+
+-- name: cancel_job
+UPDATE jobs
+SET state = 'cancelled', lease_token = NULL, lease_expires_at = NULL, finished_at = ?2,
+    purge_after = ?3, journal_count = journal_count + 1
+WHERE id = ?1
+
+-- name: retry_job
+-- Back to pending from dead or cancelled, giving up the dedup key if a newer
+-- pending job holds it (the same rule as end_run).
+UPDATE jobs
+SET state = 'pending', run_at = ?2, finished_at = NULL, purge_after = NULL,
+    journal_count = journal_count + 1,
+    dedup_key = CASE
+        WHEN dedup_key IS NOT NULL AND EXISTS (
+            SELECT 1 FROM jobs AS other
+            WHERE other.kind = jobs.kind AND other.dedup_key = jobs.dedup_key
+              AND other.state = 'pending')
+        THEN NULL
+        ELSE dedup_key
+    END
+WHERE id = ?1 AND state IN ('dead', 'cancelled')
+
+-- name: list_jobs
+-- Empty JSON arrays mean "any". ?4 pages backwards: only ids below it.
+SELECT id, kind, queue, priority, state, payload, carry, dedup_key, concurrency_key,
+       run_at, created_at, run_count, failure_count, output, error_code, error_message,
+       finished_at, journal_count
+FROM jobs
+WHERE (json_array_length(?1) = 0 OR kind IN (SELECT value FROM json_each(?1)))
+  AND (json_array_length(?2) = 0 OR state IN (SELECT value FROM json_each(?2)))
+  AND (json_array_length(?3) = 0 OR queue IN (SELECT value FROM json_each(?3)))
+  AND (?4 IS NULL OR id < ?4)
+ORDER BY id DESC
+LIMIT ?5
+
+-- name: counts_by_kind_and_state
+SELECT kind, state, count(*), min(created_at)
+FROM jobs
+GROUP BY kind, state
+
+-- name: finished_since
+-- ?1 is a JSON object {window_minutes: cutoff_epoch}.
+SELECT j.kind, CAST(w.key AS INTEGER), count(*)
+FROM jobs AS j
+JOIN json_each(?1) AS w ON j.finished_at >= w.value
+WHERE j.finished_at IS NOT NULL
+GROUP BY j.kind, w.key
+
+-- name: pending_counts_by_kind
+SELECT kind, count(*) FROM jobs WHERE state = 'pending' GROUP BY kind
+
+-- name: prunable_jobs
+SELECT id FROM jobs
+WHERE purge_after < ?1 AND state IN ('completed', 'dead', 'cancelled')
+ORDER BY purge_after
+LIMIT ?2
+
+-- name: delete_journal_of_jobs
+DELETE FROM journal WHERE job_id IN (SELECT value FROM json_each(?1))
+
+-- name: delete_jobs
+DELETE FROM jobs WHERE id IN (SELECT value FROM json_each(?1))
