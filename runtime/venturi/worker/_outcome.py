@@ -76,6 +76,7 @@ class FailureCode(enum.StrEnum):
     BACKSTOP_REACHED = "backstop_reached"  # too many failed runs: dead
     PAYLOAD_DECODE_ERROR = "payload_decode_error"  # stored JSON no longer fits the task type
     OUTPUT_INVALID = "output_invalid"  # the handler returned an output of the wrong type
+    CARRY_INVALID = "carry_invalid"  # the carry left on the context cannot be encoded
     LEASE_LOST = "lease_lost"  # the worker lost its lease (expired or revoked)
     LEASE_EXPIRED = "lease_expired"  # the worker vanished; the lease ran out
     CANCELLED = "cancelled"  # cancelled by an operator or producer

@@ -1,0 +1,103 @@
+"""One run of one job: decode, build the context, call the handler, note how it ended.
+
+This is the per-job hot path of the worker, so it allocates little and asks
+for no clock; the timestamps are taken once per flushed batch. It returns a
+``RunEnd``; turning that into a storage result is ``_resolve``'s pure job.
+``venturi.testing.run_handler`` runs handlers through the very same function.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Final
+
+from venturi import codec
+from venturi._codec_protocol import NoCarry
+from venturi._journal import JournalEntry
+from venturi.storage._types import ClaimedJob
+from venturi.worker._context import Context
+from venturi.worker._outcome import FailureCode, TaskError
+from venturi.worker._registry import Registration
+from venturi.worker._resolve import RunEnd
+
+_NO_CARRY: Final = NoCarry()
+
+
+def decode_error(what: str, reg: Registration, exc: Exception) -> TaskError:
+    """Stored JSON that no longer fits the task type: permanent, the path in the message."""
+    return TaskError.permanent(
+        FailureCode.PAYLOAD_DECODE_ERROR,
+        f"the stored {what} of kind {reg.kind!r} does not decode as "
+        f"{reg.task_cls.__qualname__}: {exc}",
+    )
+
+
+async def execute(
+    reg: Registration,
+    job: ClaimedJob,
+    state: Any,
+    cancel_event: asyncio.Event | None,
+    *,
+    release_on_cancel: bool,
+    history: tuple[JournalEntry, ...] | None = None,
+) -> RunEnd:
+    """Run ``job`` once. With ``release_on_cancel`` a cancellation of the run (the drain
+    deadline of a graceful shutdown) is swallowed and reported as a hand-back."""
+    end = RunEnd(job, reg)
+    try:
+        task = reg.task_cls.from_json(codec.loads(job.payload))
+    except Exception as exc:
+        end.error = decode_error("payload", reg, exc)
+        return end
+    if reg.no_carry:
+        carry: Any = _NO_CARRY
+    else:
+        try:
+            carry = reg.task_cls.decode_carry(codec.loads(job.carry))
+        except Exception as exc:
+            end.error = decode_error("carry", reg, exc)
+            return end
+    ctx: Context[Any] = Context(
+        job_id=job.id,
+        run_count=job.run_count,
+        history=job.journal if history is None else history,
+        carry=carry,
+        cancel_event=cancel_event,
+        queue=job.queue,
+    )
+    try:
+        if reg.timeout is None:
+            end.outcome = await reg.handle(task, ctx, state)
+        else:
+            end.outcome = await _with_timeout(reg, task, ctx, state)
+    except asyncio.CancelledError:
+        if not release_on_cancel:
+            raise
+        end.released = True
+    except Exception as exc:
+        end.error = exc
+        end.backoff = _task_backoff(task)
+    end.carry = ctx.carry
+    end.attachment = ctx.attachment
+    return end
+
+
+async def _with_timeout(reg: Registration, task: Any, ctx: Context[Any], state: Any) -> Any:
+    assert reg.timeout is not None
+    scope = asyncio.timeout(reg.timeout)
+    try:
+        async with scope:
+            return await reg.handle(task, ctx, state)
+    except TimeoutError:
+        if not scope.expired():
+            raise  # the handler's own TimeoutError: an ordinary failure
+        raise TaskError.retry(
+            FailureCode.TIMEOUT, f"the run exceeded the task's timeout of {reg.timeout:g} s"
+        ) from None
+
+
+def _task_backoff(task: Any) -> Any:
+    try:
+        return task.backoff()
+    except Exception:  # a broken override falls back to the worker's default
+        return None

@@ -1,0 +1,128 @@
+"""Periodic upkeep beside the run loop: reclaim expired leases, prune, report unknown kinds.
+
+Every worker does its share, in bounded batches, so a backlog of expired
+leases or finished jobs is worked off in small transactions that never hold
+the database for long. Errors are logged and retried at the next period:
+upkeep must never stop the worker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+
+from venturi.storage._protocol import Storage
+from venturi.worker._config import WorkerConfig, seconds
+from venturi.worker._flusher import WorkerStats
+
+log = logging.getLogger("venturi.worker")
+
+#: Batches per pass: a huge backlog is worked off over several passes.
+MAX_BATCHES_PER_PASS = 10
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+async def reclaim_expired(storage: Storage, config: WorkerConfig, stats: WorkerStats) -> int:
+    total = 0
+    for _ in range(MAX_BATCHES_PER_PASS):
+        count = await storage.reclaim_expired(
+            now=_utcnow(), limit=config.reclaim_batch, max_failures=config.max_failures
+        )
+        total += count
+        if count < config.reclaim_batch:
+            break
+    if total:
+        stats.reclaimed += total
+        log.warning(
+            "returned %d jobs with expired leases to pending (their workers vanished)",
+            total,
+            extra={"event": "reclaimed", "count": total},
+        )
+    return total
+
+
+async def prune(storage: Storage, config: WorkerConfig, stats: WorkerStats) -> int:
+    total = 0
+    for _ in range(MAX_BATCHES_PER_PASS):
+        count = await storage.prune(now=_utcnow(), limit=config.prune_batch)
+        total += count
+        if count < config.prune_batch:
+            break
+    if total:
+        stats.pruned += total
+        log.info(
+            "pruned %d finished jobs past their retention",
+            total,
+            extra={"event": "pruned", "count": total},
+        )
+    return total
+
+
+async def report_unknown_kinds(storage: Storage, kinds: frozenset[str]) -> dict[str, int]:
+    """Warn about pending jobs of kinds this worker has no handler for; they are never claimed."""
+    counts = await storage.pending_counts_by_kind()
+    unknown = {kind: n for kind, n in sorted(counts.items()) if kind not in kinds and n > 0}
+    if unknown:
+        listed = ", ".join(f"{kind} ({n})" for kind, n in unknown.items())
+        log.warning(
+            "pending jobs of kinds this worker has no handler for (they wait for a worker that "
+            "registers them): %s",
+            listed,
+            extra={"event": "unknown_kinds", "kinds": unknown},
+        )
+    return unknown
+
+
+class Maintenance:
+    """Runs each upkeep task at its own period until stopped."""
+
+    def __init__(
+        self, storage: Storage, config: WorkerConfig, stats: WorkerStats, kinds: frozenset[str]
+    ) -> None:
+        self._jobs: list[tuple[str, float, Callable[[], Awaitable[object]]]] = [
+            ("reclaim", seconds(config.reclaim_interval), lambda: reclaim_expired(storage, config, stats)),
+            ("prune", seconds(config.prune_interval), lambda: prune(storage, config, stats)),
+            ("report", seconds(config.report_interval), lambda: report_unknown_kinds(storage, kinds)),
+        ]
+        self._stop = asyncio.Event()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    async def run_all_once(self) -> None:
+        """Every upkeep task once: a starting worker first reclaims what a crashed one left."""
+        for name, _period, job in self._jobs:
+            await self._run_one(name, job)
+
+    async def run(self) -> None:
+        """Each upkeep task every period, the first time one period after start."""
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        due = [start + period for _name, period, _job in self._jobs]
+        while not self._stop.is_set():
+            try:
+                async with asyncio.timeout(max(0.0, min(due) - loop.time())):
+                    await self._stop.wait()
+                return
+            except TimeoutError:
+                pass
+            now = loop.time()
+            for index, (name, period, job) in enumerate(self._jobs):
+                if due[index] <= now:
+                    await self._run_one(name, job)
+                    due[index] = loop.time() + period
+
+    async def _run_one(self, name: str, job: Callable[[], Awaitable[object]]) -> None:
+        try:
+            await job()
+        except Exception:
+            log.exception(
+                "worker upkeep %r failed; it runs again at its next period",
+                name,
+                extra={"event": "maintenance_error", "task": name},
+            )

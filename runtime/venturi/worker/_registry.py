@@ -1,0 +1,134 @@
+"""The worker's registry: ``KIND`` -> everything needed to run a stored job of that kind.
+
+Storage hands the worker a kind string and JSON text; the registry is where
+type safety comes back. Each entry is resolved once, at registration, so the
+per-job path reads plain attributes instead of walking class hierarchies.
+Registration errors name the kind and the fix, because they are met by
+someone wiring a worker for the first time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from venturi._codec_protocol import NoCarry
+from venturi._task import RESERVED_KIND_PREFIX, Task
+from venturi.errors import ConfigurationError
+from venturi.worker._handler import Handler
+
+
+@dataclass(frozen=True, slots=True)
+class Registration:
+    """One registered task kind, with its class-level facts read once."""
+
+    kind: str
+    handler: Handler[Any, Any, Any]
+    task_cls: type[Task[Any]]
+    handle: Callable[..., Any]  # the bound ``handler.handle``
+    output_cls: type[Any] | None
+    timeout: float | None  # seconds
+    retention: timedelta | None
+    no_carry: bool  # the carry is ``NoCarry``: nothing to decode or encode
+
+    @property
+    def name(self) -> str:
+        return f"{type(self.handler).__qualname__} for {self.task_cls.__qualname__}"
+
+
+def registration_for(handler: object) -> Registration:
+    """Check one handler and read its task's facts; raise ``ConfigurationError`` if unusable."""
+    if isinstance(handler, type):
+        raise ConfigurationError(
+            f"register() takes a handler instance, got the class {handler.__qualname__}; "
+            f"write worker.register({handler.__qualname__}())"
+        )
+    name = type(handler).__qualname__
+    task_cls = getattr(handler, "TASK", None)
+    if task_cls is None:
+        raise ConfigurationError(
+            f"handler {name} has no TASK; set TASK = <your Task subclass> on the handler class "
+            "(generated worker interfaces set it for you)"
+        )
+    if not (isinstance(task_cls, type) and issubclass(task_cls, Task)):
+        raise ConfigurationError(f"{name}.TASK must be a venturi.Task subclass, got {task_cls!r}")
+    kind = task_cls.__dict__.get("KIND", getattr(task_cls, "KIND", None))
+    if not isinstance(kind, str) or not kind:
+        raise ConfigurationError(
+            f"{name}.TASK ({task_cls.__qualname__}) has no KIND; give the task class a stable, "
+            'unique KIND string such as KIND = "fetch_bookmark"'
+        )
+    if kind.startswith(RESERVED_KIND_PREFIX):
+        raise ConfigurationError(
+            f"kind {kind!r} ({task_cls.__qualname__}) uses the reserved prefix "
+            f"{RESERVED_KIND_PREFIX!r}; rename the task's KIND"
+        )
+    if task_cls.from_json.__func__ is Task.from_json.__func__:  # type: ignore[attr-defined]
+        raise ConfigurationError(
+            f"task {task_cls.__qualname__} (kind {kind!r}) does not implement from_json, so the "
+            "worker cannot decode its stored payloads"
+        )
+    handle = getattr(handler, "handle", None)
+    if not callable(handle) or type(handler).handle is Handler.handle:  # type: ignore[attr-defined]
+        raise ConfigurationError(f"handler {name} for kind {kind!r} does not implement handle()")
+    timeout = task_cls.TIMEOUT
+    if timeout is not None and timeout <= timedelta(0):
+        raise ConfigurationError(f"task {task_cls.__qualname__}.TIMEOUT must be positive, got {timeout}")
+    retention = task_cls.RETENTION
+    if retention is not None and retention < timedelta(0):
+        raise ConfigurationError(
+            f"task {task_cls.__qualname__}.RETENTION must not be negative, got {retention}"
+        )
+    return Registration(
+        kind=kind,
+        handler=handler,  # type: ignore[arg-type]
+        task_cls=task_cls,
+        handle=handle,
+        output_cls=task_cls.OUTPUT,
+        timeout=None if timeout is None else timeout.total_seconds(),
+        retention=retention,
+        no_carry=task_cls.CARRY is NoCarry,
+    )
+
+
+class Registry:
+    """Registered handlers by kind. Rejects duplicates at the moment they are added."""
+
+    __slots__ = ("_by_kind",)
+
+    def __init__(self) -> None:
+        self._by_kind: dict[str, Registration] = {}
+
+    def add(self, handler: object) -> Registration:
+        entry = registration_for(handler)
+        existing = self._by_kind.get(entry.kind)
+        if existing is not None:
+            raise ConfigurationError(
+                f"kind {entry.kind!r} is registered twice ({existing.name}, then {entry.name}); "
+                "register exactly one handler per task kind"
+            )
+        self._by_kind[entry.kind] = entry
+        return entry
+
+    def check_ready(self) -> None:
+        if not self._by_kind:
+            raise ConfigurationError(
+                "the worker has no handlers; call worker.register(<handler instance>) for each "
+                "task kind it should run before starting it"
+            )
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        return tuple(sorted(self._by_kind))
+
+    @property
+    def by_kind(self) -> dict[str, Registration]:
+        return self._by_kind
+
+    def __contains__(self, kind: object) -> bool:
+        return kind in self._by_kind
+
+    def __len__(self) -> int:
+        return len(self._by_kind)

@@ -1,0 +1,304 @@
+"""From how a run ended to the ``RunResult`` storage applies: pure functions.
+
+A run ends with an ``Outcome``, an exception, or a hand-back at shutdown.
+This module turns that into the fenced ``RunResult``: the resolution, the
+journal entry (note, attachment, error), the next run time with Fibonacci
+backoff and deterministic jitter, the backstop, the typed output and the
+carry to persist. No I/O and no clock: ``now`` is a parameter, so every rule
+is unit-tested directly, and ``venturi.testing`` reuses it to tell a user's
+test what the worker would do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Final
+
+from venturi import codec
+from venturi._backoff import Backoff
+from venturi._journal import JournalEntry, JournalEvent
+from venturi.storage._types import ClaimedJob, Resolution, RunResult
+from venturi.worker._outcome import FailureCode, Outcome, OutcomeKind, TaskError
+from venturi.worker._registry import Registration
+
+#: Error messages and notes are database records read by people: bound them.
+MAX_MESSAGE_CHARS: Final = 2000
+#: An attachment is evidence, not data storage.
+MAX_ATTACHMENT_BYTES: Final = 64 * 1024
+
+
+class _KeepCarry:
+    """Marks a run that never decoded its carry: the stored carry stays as it is."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "KEEP_CARRY"
+
+
+KEEP_CARRY: Final = _KeepCarry()
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """The worker-level settings the mapping needs."""
+
+    backoff: Backoff
+    jitter_fraction: float
+    max_failures: int | None
+    default_retention: timedelta
+
+
+@dataclass(slots=True)
+class RunEnd:
+    """How one run ended, as the worker saw it; ``resolve`` turns it into a ``RunResult``.
+
+    Exactly one of ``outcome`` and ``error`` is set, unless ``released``.
+    ``backoff`` is the task's own override, read from the task only on failure.
+    """
+
+    job: ClaimedJob
+    reg: Registration
+    outcome: Any = None  # what handle() returned; normally an Outcome
+    error: BaseException | None = None
+    carry: Any = KEEP_CARRY
+    attachment: Any = None
+    backoff: Backoff | None = None
+    released: bool = False
+
+
+def bounded(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit} more characters)"
+
+
+def describe_error(error: BaseException) -> tuple[str, str, bool, timedelta | None]:
+    """``(code, message, permanent, retry_in)`` of any exception."""
+    if isinstance(error, TaskError):
+        return error.code, bounded(error.message), error.is_permanent, error.retry_in
+    try:
+        text = str(error)
+    except Exception:  # a broken __str__ must not break the worker
+        text = ""
+    name = type(error).__qualname__
+    # str(KeyError('x')) is "'x'": the type name makes the message readable on its own.
+    return FailureCode.ERROR.value, bounded(f"{name}: {text}" if text else name), False, None
+
+
+def checked_attachment(value: Any) -> Any:
+    """The attachment if it is JSON within bounds, else a small object saying why it was dropped."""
+    if value is None:
+        return None
+    try:
+        codec.dumps(value, what="attachment", limit=MAX_ATTACHMENT_BYTES)
+    except (TypeError, ValueError) as exc:
+        return {"attachment_error": bounded(f"attachment dropped: {exc}", 500)}
+    return value
+
+
+class OutputInvalid(Exception):
+    """The handler's output does not match the task's ``OUTPUT`` declaration."""
+
+
+def encode_output(reg: Registration, output: Any) -> str | None:
+    """JSON text of a completed run's output, checked against ``OUTPUT``."""
+    task = reg.task_cls.__qualname__
+    cls = reg.output_cls
+    if cls is None:
+        if output is not None:
+            raise OutputInvalid(
+                f"{task} declares no OUTPUT but the handler returned an output of type "
+                f"{type(output).__qualname__}; declare OUTPUT or return Outcome.completed()"
+            )
+        return None
+    if not isinstance(output, cls):
+        got = "no output" if output is None else f"an output of type {type(output).__qualname__}"
+        raise OutputInvalid(
+            f"{task} declares OUTPUT {cls.__qualname__} but the handler returned {got}; "
+            f"return Outcome.completed({cls.__qualname__}(...))"
+        )
+    try:
+        return codec.dumps(output.to_json(), what="output")
+    except Exception as exc:
+        raise OutputInvalid(f"the output of {task} could not be encoded: {exc}") from exc
+
+
+class CarryInvalid(Exception):
+    """The carry left on the context cannot be encoded."""
+
+
+def encode_carry(end: RunEnd) -> str | None:
+    """JSON text of the carry to persist, or None to keep the stored one."""
+    carry = end.carry
+    if carry is KEEP_CARRY:
+        return None
+    if end.reg.no_carry:
+        return "{}"
+    try:
+        return codec.dumps(carry.to_json(), what="carry")
+    except Exception as exc:
+        raise CarryInvalid(
+            f"the carry of {end.reg.task_cls.__qualname__} could not be encoded "
+            f"({type(carry).__qualname__}): {exc}"
+        ) from exc
+
+
+def resolve(end: RunEnd, *, now: datetime, policy: Policy) -> RunResult:
+    """The ``RunResult`` for one ended run."""
+    attachment = checked_attachment(end.attachment)
+    if end.released:
+        return _released(end, now, attachment)
+    if end.error is None:
+        outcome = end.outcome
+        if isinstance(outcome, Outcome):
+            try:
+                if outcome.kind is OutcomeKind.COMPLETED:
+                    return _completed(end, outcome, now, policy, attachment)
+                return _paused(end, outcome, now, attachment)
+            except OutputInvalid as exc:
+                error: BaseException = TaskError.permanent(FailureCode.OUTPUT_INVALID, str(exc))
+            except CarryInvalid as exc:
+                error = TaskError.permanent(FailureCode.CARRY_INVALID, str(exc))
+        else:
+            error = TypeError(
+                f"{type(end.reg.handler).__qualname__}.handle returned "
+                f"{type(outcome).__qualname__}, not an Outcome; return Outcome.completed() "
+                "or Outcome.pause_in(...), or raise"
+            )
+    else:
+        error = end.error
+    return _failed(end, error, now, policy, attachment)
+
+
+def _completed(
+    end: RunEnd, outcome: Outcome[Any], now: datetime, policy: Policy, attachment: Any
+) -> RunResult:
+    job = end.job
+    output = encode_output(end.reg, outcome.output)
+    note = None if outcome.note is None else bounded(outcome.note)
+    return RunResult(
+        job_id=job.id,
+        lease_token=job.lease_token,
+        resolution=Resolution.COMPLETED,
+        journal_entry=JournalEntry(
+            at=now, run=job.run_count, event=JournalEvent.COMPLETED, note=note, attachment=attachment
+        ),
+        output=output,
+        purge_after=now + _retention(end.reg, policy),
+    )
+
+
+def _paused(end: RunEnd, outcome: Outcome[Any], now: datetime, attachment: Any) -> RunResult:
+    job = end.job
+    resume_in = outcome.resume_in if outcome.resume_in is not None else timedelta(0)
+    note = None if outcome.note is None else bounded(outcome.note)
+    return RunResult(
+        job_id=job.id,
+        lease_token=job.lease_token,
+        resolution=Resolution.PAUSED,
+        journal_entry=JournalEntry(
+            at=now, run=job.run_count, event=JournalEvent.PAUSED, note=note, attachment=attachment
+        ),
+        carry=encode_carry(end),
+        run_at=now + resume_in,
+    )
+
+
+def _released(end: RunEnd, now: datetime, attachment: Any) -> RunResult:
+    job = end.job
+    try:
+        carry = encode_carry(end)
+    except CarryInvalid:
+        carry = None
+    return RunResult(
+        job_id=job.id,
+        lease_token=job.lease_token,
+        resolution=Resolution.RELEASED,
+        journal_entry=JournalEntry(
+            at=now,
+            run=job.run_count,
+            event=JournalEvent.RELEASED,
+            note="handed back at worker shutdown",
+            attachment=attachment,
+        ),
+        carry=carry,
+        run_at=now,
+    )
+
+
+def _failed(
+    end: RunEnd, error: BaseException, now: datetime, policy: Policy, attachment: Any
+) -> RunResult:
+    job = end.job
+    code, message, permanent, retry_in = describe_error(error)
+    failures = job.failure_count + 1  # including this run
+    if permanent:
+        return _dead(end, now, policy, attachment, code, message, note=message)
+    if policy.max_failures is not None and failures >= policy.max_failures:
+        note = (
+            f"gave up after {failures} failed runs (max_failures={policy.max_failures}); "
+            f"last error code {code!r}"
+        )
+        code = FailureCode.BACKSTOP_REACHED.value
+        return _dead(end, now, policy, attachment, code, message, note=note)
+    if retry_in is None:
+        backoff = end.backoff or policy.backoff
+        retry_in = backoff.jittered(failures, job_id=job.id, fraction=policy.jitter_fraction)
+    try:
+        carry = encode_carry(end)
+    except CarryInvalid as exc:
+        carry = None
+        message = bounded(f"{message} (carry not saved: {exc})")
+    return RunResult(
+        job_id=job.id,
+        lease_token=job.lease_token,
+        resolution=Resolution.RETRY,
+        journal_entry=JournalEntry(
+            at=now,
+            run=job.run_count,
+            event=JournalEvent.FAILED,
+            note=message,
+            attachment=attachment,
+            error_code=code,
+            error_message=message,
+        ),
+        carry=carry,
+        run_at=now + retry_in,
+        error_code=code,
+        error_message=message,
+    )
+
+
+def _dead(
+    end: RunEnd,
+    now: datetime,
+    policy: Policy,
+    attachment: Any,
+    code: str,
+    message: str,
+    note: str,
+) -> RunResult:
+    job = end.job
+    return RunResult(
+        job_id=job.id,
+        lease_token=job.lease_token,
+        resolution=Resolution.DEAD,
+        journal_entry=JournalEntry(
+            at=now,
+            run=job.run_count,
+            event=JournalEvent.DEAD,
+            note=note,
+            attachment=attachment,
+            error_code=code,
+            error_message=message,
+        ),
+        error_code=code,
+        error_message=message,
+        purge_after=now + _retention(end.reg, policy),
+    )
+
+
+def _retention(reg: Registration, policy: Policy) -> timedelta:
+    return reg.retention if reg.retention is not None else policy.default_retention

@@ -1,0 +1,164 @@
+"""``Worker[S]``: register handlers, then run until shut down (or until idle).
+
+The public face of the worker side. It owns the registry, the configuration
+and the shared state ``S`` every handler receives; each ``run`` builds a
+fresh ``Engine`` (the run loop) over a storage opened for that run, unless
+the caller passed a ``Storage`` it keeps owning.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Generic, Self, TypeVar
+
+from venturi.storage._protocol import Storage
+from venturi.storage._url import open_async
+from venturi.worker._config import WorkerConfig
+from venturi.worker._engine import Engine
+from venturi.worker._flusher import WorkerStats
+from venturi.worker._handler import Handler
+from venturi.worker._registry import Registry
+from venturi.worker._shutdown import install_signal_handlers
+
+S = TypeVar("S")
+
+log = logging.getLogger("venturi.worker")
+
+__all__ = ["Worker", "WorkerConfig", "WorkerStats"]
+
+
+class Worker(Generic[S]):
+    """Runs registered handlers against one database.
+
+    ``database`` is a URL (``sqlite:///jobs.db``, ``postgresql://...``), a
+    ``Storage`` the caller keeps owning, or None for ``$VENTURI_DATABASE_URL``
+    (else the default SQLite file). The schema is migrated at start unless
+    ``migrate=False``.
+    """
+
+    def __init__(
+        self,
+        state: S,
+        database: str | Storage | None = None,
+        *,
+        config: WorkerConfig | None = None,
+        migrate: bool = True,
+    ) -> None:
+        self.state = state
+        self.config = config if config is not None else WorkerConfig()
+        self._database = database
+        self._migrate = migrate
+        self._registry = Registry()
+        self._engine: Engine | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._shutdown_before_start = False
+        self._last_stats = WorkerStats()
+
+    def register(self, handler: Handler[Any, Any, S]) -> Self:
+        """Add the handler for ``handler.TASK.KIND``; returns the worker for chaining."""
+        self._registry.add(handler)
+        return self
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """The registered task kinds (the only kinds this worker claims)."""
+        return self._registry.kinds
+
+    @property
+    def stats(self) -> WorkerStats:
+        """What the current (or last) run did."""
+        return self._engine.stats if self._engine is not None else self._last_stats
+
+    async def run(self) -> WorkerStats:
+        """Claim and run jobs until ``request_shutdown`` (or SIGTERM/SIGINT); then drain."""
+        return await self._run(until_idle=False)
+
+    async def run_until_idle(self) -> WorkerStats:
+        """Run until no ready job is left (jobs scheduled later stay pending), then drain.
+
+        Meant for tests, scripts and demos: a retry due immediately is still
+        run, one due in a minute is not waited for.
+        """
+        return await self._run(until_idle=True)
+
+    def run_sync(self) -> WorkerStats:
+        """``run`` in a new event loop, for a worker's ``main``."""
+        return asyncio.run(self.run())
+
+    def run_until_idle_sync(self) -> WorkerStats:
+        return asyncio.run(self.run_until_idle())
+
+    def request_shutdown(self) -> None:
+        """Begin a graceful shutdown. Safe from any thread, and before ``run`` starts."""
+        loop = self._loop
+        if loop is None or self._engine is None:
+            self._shutdown_before_start = True
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            self._engine.request_stop()
+        else:
+            loop.call_soon_threadsafe(self._engine.request_stop)
+
+    async def _run(self, *, until_idle: bool) -> WorkerStats:
+        if self._engine is not None:
+            raise RuntimeError("this worker is already running")
+        self._registry.check_ready()
+        owned = self._database is None or isinstance(self._database, str)
+        storage: Storage = (
+            open_async(self._database)  # type: ignore[arg-type]
+            if owned
+            else self._database  # type: ignore[assignment]
+        )
+        remove_signals = None
+        try:
+            if self._migrate:
+                await storage.migrate()
+            engine = Engine(storage, self._registry, self.state, self.config, until_idle=until_idle)
+            self._loop = asyncio.get_running_loop()
+            self._engine = engine
+            if self.config.install_signal_handlers:
+                remove_signals = install_signal_handlers(
+                    self._loop, engine.request_stop, engine.force_stop
+                )
+            if self._shutdown_before_start:
+                self._shutdown_before_start = False
+                engine.request_stop()
+            log.info(
+                "worker %s started: kinds %s, queues %s, concurrency %d, backend %s",
+                self.config.worker_id,
+                ", ".join(self._registry.kinds),
+                ", ".join(self.config.queues),
+                self.config.concurrency,
+                storage.capabilities.name,
+                extra={
+                    "event": "started",
+                    "worker_id": self.config.worker_id,
+                    "kinds": list(self._registry.kinds),
+                },
+            )
+            stats = await engine.run()
+            log.info(
+                "worker %s stopped: %d completed, %d retried, %d dead, %d paused, %d handed back",
+                self.config.worker_id,
+                stats.completed,
+                stats.retried,
+                stats.dead,
+                stats.paused,
+                stats.released,
+                extra={"event": "stopped", "worker_id": self.config.worker_id},
+            )
+            return stats
+        finally:
+            if remove_signals is not None:
+                remove_signals()
+            if self._engine is not None:
+                self._last_stats = self._engine.stats
+            self._engine = None
+            self._loop = None
+            if owned:
+                await storage.close()
