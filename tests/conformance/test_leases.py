@@ -1,0 +1,167 @@
+"""Leases over time: heartbeats, expiry and the failure backstop, cancel and retry."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from venturi import CancelOutcome, EnqueueOutcome, JobState, JournalEvent, Queue
+from venturi._enqueue import utcnow
+from venturi.storage import ClaimedJob, Resolution
+
+from tests.conformance.backends import Backend
+from tests.conformance.helpers import claim_request, request, result
+from tests.conformance.tasks import Digest, Plain
+
+LEASE = timedelta(seconds=30)
+
+
+async def claim_n(backend: Backend, n: int, task: Digest | Plain | None = None) -> list[ClaimedJob]:
+    await backend.storage.enqueue([request(task or Plain(i)) for i in range(n)])
+    return await backend.storage.claim(claim_request(limit=n, lease=LEASE), now=utcnow())
+
+
+async def test_heartbeat_extends_held_leases_only(backend: Backend) -> None:
+    a, b = await claim_n(backend, 2)
+    later = utcnow() + timedelta(seconds=20)
+    held = await backend.storage.heartbeat(
+        [(a.id, a.lease_token), (b.id, "stolen"), ("01NOSUCHJOB0000000000000000", "x")],
+        lease_duration=LEASE,
+        now=later,
+    )
+    assert held == {a.id}
+    # a's lease now runs to later + 30 s; b's expired at claim + 30 s.
+    reclaimed = await backend.storage.reclaim_expired(
+        now=later + timedelta(seconds=15), limit=10, max_failures=None
+    )
+    assert reclaimed == 1
+    assert (await backend.storage.get(a.id)).state is JobState.RUNNING  # type: ignore[union-attr]
+    assert (await backend.storage.get(b.id)).state is JobState.PENDING  # type: ignore[union-attr]
+    assert await backend.storage.heartbeat([], lease_duration=LEASE, now=later) == set()
+
+
+async def test_expired_lease_returns_the_job_as_a_failure(backend: Backend) -> None:
+    [job] = await claim_n(backend, 1)
+    assert await backend.storage.reclaim_expired(now=utcnow(), limit=10, max_failures=None) == 0
+    at = job.lease_expires_at + timedelta(seconds=1)
+    assert await backend.storage.reclaim_expired(now=at, limit=10, max_failures=None) == 1
+    stored = await backend.storage.get(job.id)
+    assert stored is not None
+    assert (stored.state, stored.failure_count, stored.run_at) == (JobState.PENDING, 1, at)
+    assert stored.error_code == "lease_expired"
+    [entry] = stored.journal
+    assert (entry.event, entry.error_code, entry.run) == (JournalEvent.LEASE_EXPIRED, "lease_expired", 1)
+    held = await backend.storage.heartbeat([(job.id, job.lease_token)], lease_duration=LEASE, now=at)
+    assert held == set()
+    [again] = await backend.storage.claim(claim_request(), now=at)
+    assert (again.id, again.run_count, again.failure_count) == (job.id, 2, 1)
+
+
+async def test_backstop_sends_the_job_to_dead(backend: Backend) -> None:
+    [job] = await claim_n(backend, 1)
+    at = job.lease_expires_at + timedelta(seconds=1)
+    assert await backend.storage.reclaim_expired(now=at, limit=10, max_failures=2) == 1
+    [job] = await backend.storage.claim(claim_request(lease=LEASE), now=at)
+    at = job.lease_expires_at + timedelta(seconds=1)
+    assert await backend.storage.reclaim_expired(now=at, limit=10, max_failures=2) == 1
+    stored = await backend.storage.get(job.id)
+    assert stored is not None
+    assert (stored.state, stored.failure_count, stored.finished_at) == (JobState.DEAD, 2, at)
+    assert stored.error_code == "backstop_reached"
+    assert [e.event for e in stored.journal] == [JournalEvent.LEASE_EXPIRED, JournalEvent.DEAD]
+    assert stored.journal[-1].error_code == "backstop_reached"
+
+
+async def test_reclaim_is_bounded(backend: Backend) -> None:
+    jobs = await claim_n(backend, 5)
+    at = jobs[0].lease_expires_at + timedelta(seconds=1)
+    assert await backend.storage.reclaim_expired(now=at, limit=2, max_failures=None) == 2
+    assert await backend.storage.reclaim_expired(now=at, limit=2, max_failures=None) == 2
+    assert await backend.storage.reclaim_expired(now=at, limit=2, max_failures=None) == 1
+    assert await backend.storage.reclaim_expired(now=at, limit=2, max_failures=None) == 0
+
+
+async def test_reclaim_gives_up_a_dedup_key_taken_meanwhile(backend: Backend) -> None:
+    [job] = await claim_n(backend, 1, Digest("g"))
+    newer = Queue(backend.sync).enqueue(Digest("g"))
+    at = job.lease_expires_at + timedelta(seconds=1)
+    assert await backend.storage.reclaim_expired(now=at, limit=10, max_failures=None) == 1
+    old = await backend.storage.get(job.id)
+    assert old is not None and (old.state, old.dedup_key) == (JobState.PENDING, None)
+    assert (await backend.storage.get(newer.job_id)).dedup_key == "g"  # type: ignore[union-attr]
+
+
+async def test_cancel_pending(backend: Backend) -> None:
+    [res] = await backend.storage.enqueue([request(Digest("g"))])
+    now = utcnow()
+    assert await backend.storage.cancel(res.job_id, now=now) is CancelOutcome.CANCELLED
+    stored = await backend.storage.get(res.job_id)
+    assert stored is not None
+    assert (stored.state, stored.finished_at) == (JobState.CANCELLED, now)
+    assert [e.event for e in stored.journal] == [JournalEvent.CANCELLED]
+    assert await backend.storage.claim(claim_request(), now=now) == []
+    # A cancelled job is no merge candidate.
+    again = Queue(backend.sync).enqueue(Digest("g", policy="keep"))
+    assert again.outcome is EnqueueOutcome.INSERTED
+    assert await backend.storage.cancel(res.job_id, now=now) is CancelOutcome.ALREADY_FINISHED
+
+
+async def test_cancel_running_fences_the_worker(backend: Backend) -> None:
+    [job] = await claim_n(backend, 1)
+    now = utcnow()
+    assert backend.sync.cancel(job.id, now=now) is CancelOutcome.FENCED
+    held = await backend.storage.heartbeat([(job.id, job.lease_token)], lease_duration=LEASE, now=now)
+    assert held == set()
+    done = result(job, Resolution.COMPLETED, now=now, output='"late"')
+    assert await backend.storage.finish([done], now=now) == [False]
+    stored = await backend.storage.get(job.id)
+    assert stored is not None
+    assert (stored.state, stored.output) == (JobState.CANCELLED, None)
+    assert [e.event for e in stored.journal] == [JournalEvent.CANCELLED]
+    # Not pending, not running: neither claimed again nor reclaimed.
+    later = now + timedelta(hours=1)
+    assert await backend.storage.reclaim_expired(now=later, limit=10, max_failures=None) == 0
+    assert await backend.storage.claim(claim_request(), now=later) == []
+
+
+async def test_cancel_finished_and_unknown(backend: Backend) -> None:
+    [job] = await claim_n(backend, 1)
+    now = utcnow()
+    await backend.storage.finish([result(job, Resolution.COMPLETED, now=now)], now=now)
+    assert await backend.storage.cancel(job.id, now=now) is CancelOutcome.ALREADY_FINISHED
+    unknown = await backend.storage.cancel("01NOSUCHJOB0000000000000000", now=now)
+    assert unknown is CancelOutcome.NOT_FOUND
+
+
+async def test_retry_dead_and_cancelled(backend: Backend) -> None:
+    dead, cancelled, completed = await claim_n(backend, 3)
+    now = utcnow()
+    await backend.storage.finish(
+        [result(dead, Resolution.DEAD, now=now, error_code="bad"),
+         result(completed, Resolution.COMPLETED, now=now)],
+        now=now,
+    )
+    assert await backend.storage.cancel(cancelled.id, now=now) is CancelOutcome.FENCED
+    later = now + timedelta(minutes=1)
+    assert await backend.storage.retry(dead.id, now=later) is True
+    assert backend.sync.retry(cancelled.id, now=later) is True
+    assert await backend.storage.retry(completed.id, now=later) is False
+    assert await backend.storage.retry(dead.id, now=later) is False  # pending now
+    assert await backend.storage.retry("01NOSUCHJOB0000000000000000", now=later) is False
+    stored = await backend.storage.get(dead.id)
+    assert stored is not None
+    assert (stored.state, stored.failure_count, stored.run_at) == (JobState.PENDING, 1, later)
+    assert stored.finished_at is None
+    assert stored.journal[-1].event is JournalEvent.RETRIED
+    claimed = await backend.storage.claim(claim_request(), now=later)
+    assert sorted(c.id for c in claimed) == sorted([dead.id, cancelled.id])
+
+
+async def test_retry_gives_up_a_dedup_key_taken_meanwhile(backend: Backend) -> None:
+    [res] = await backend.storage.enqueue([request(Digest("g"))])
+    now = utcnow()
+    await backend.storage.cancel(res.job_id, now=now)
+    newer = Queue(backend.sync).enqueue(Digest("g"))
+    assert await backend.storage.retry(res.job_id, now=now) is True
+    old = await backend.storage.get(res.job_id)
+    assert old is not None and (old.state, old.dedup_key) == (JobState.PENDING, None)
+    assert (await backend.storage.get(newer.job_id)).dedup_key == "g"  # type: ignore[union-attr]
