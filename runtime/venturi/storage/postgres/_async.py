@@ -1,0 +1,294 @@
+"""``PostgresStorage``: the worker's storage and ``AsyncQueue``'s, for asyncio code.
+
+Producer and operator operations share their logic with the sync storage
+(the ``Steps`` of ``_producer``, ``_operator``, ``_schema``) and run on a
+``psycopg_pool.AsyncConnectionPool``. The worker's hot path does not touch
+the pool: claims and completions each have a dedicated connection (so a
+flush never waits behind a claim), and LISTEN has a third (``_listener``).
+
+Times: every time this backend compares or stores comes from the caller
+(``now=``, the run and lease times the worker computes), never from the
+server's clock, exactly as in the SQLite backend. Hosts should keep their
+clocks in sync (NTP); a skew far smaller than the lease duration is harmless.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+from typing import Any, TypeVar
+
+import psycopg
+from psycopg import pq
+from psycopg_pool import AsyncConnectionPool
+
+from venturi.errors import ConfigurationError
+from venturi.storage._types import (
+    CancelOutcome,
+    Capabilities,
+    ClaimedJob,
+    ClaimRequest,
+    EnqueueRequest,
+    EnqueueResult,
+    JobFilter,
+    KindStats,
+    RunResult,
+    StoredJob,
+)
+from venturi.storage.postgres import _leases, _operator, _producer, _schema
+from venturi.storage.postgres._config import CAPABILITIES, parse, queries
+from venturi.storage.postgres._dedicated import Dedicated
+from venturi.storage.postgres._listener import Listener
+from venturi.storage.postgres._retry import Backoff, is_retryable
+from venturi.storage.postgres._rows import (
+    aware,
+    claimed_jobs,
+    dumps,
+    end_run_row,
+    end_runs_doc,
+    journal_from_json,
+)
+from venturi.storage.postgres._steps import Steps, run_async
+from venturi.storage.postgres._sync import DEFAULT_RECONNECT_TIMEOUT, DEFAULT_RETENTION
+
+T = TypeVar("T")
+
+
+class PostgresStorage:
+    """The PostgreSQL backend's ``Storage`` and ``Notifier`` (see ``PostgresSyncStorage``
+    for the constructor's arguments)."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        schema: str | None = None,
+        pool_size: int = 10,
+        retention: timedelta = DEFAULT_RETENTION,
+        reconnect_timeout: timedelta = DEFAULT_RECONNECT_TIMEOUT,
+    ) -> None:
+        self.settings = parse(url, schema)
+        self._queries = queries(self.settings)
+        self._retention = retention
+        self._reconnect_s = reconnect_timeout.total_seconds()
+        self._pool_size = max(1, pool_size)
+        self._pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] | None = None
+        self._pool_lock = asyncio.Lock()
+        conninfo = self.settings.conninfo_for
+        self.claims = Dedicated(conninfo("venturi-claim"), reconnect_timeout_s=self._reconnect_s)
+        self.completions = Dedicated(
+            conninfo("venturi-complete"), reconnect_timeout_s=self._reconnect_s
+        )
+        self.listener = Listener(conninfo("venturi-listen"), self.settings.channel)
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return CAPABILITIES
+
+    async def _open_pool(self) -> AsyncConnectionPool[psycopg.AsyncConnection[Any]]:
+        async with self._pool_lock:
+            if self._pool is None:
+                pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] = AsyncConnectionPool(
+                    self.settings.conninfo_for("venturi-producer"),
+                    min_size=1,
+                    max_size=self._pool_size,
+                    kwargs={"autocommit": True},
+                    timeout=min(5.0, self._reconnect_s),
+                    open=False,
+                    name=f"venturi-{self.settings.schema}",
+                )
+                await pool.open(wait=False)
+                self._pool = pool
+            return self._pool
+
+    async def _run(self, make: Callable[[], Steps[T]], *, what: str, atomic: bool = True) -> T:
+        """The asyncio twin of ``PostgresSyncStorage._run``."""
+        pool = self._pool or await self._open_pool()
+        backoff = Backoff(self._reconnect_s, what)
+        while True:
+            body_done = False
+            try:
+                async with pool.connection() as conn:
+                    if not atomic:
+                        return await run_async(conn, make())
+                    async with conn.transaction():
+                        result = await run_async(conn, make())
+                        body_done = True  # from here on a failure is the COMMIT's
+                    return result
+            except psycopg.Error as exc:
+                if body_done or not is_retryable(exc):
+                    raise
+                await asyncio.sleep(backoff.after(exc))
+
+    # -- schema ------------------------------------------------------------------
+
+    async def migrate(self) -> int:
+        return await self._run(lambda: _schema.migrate(self._queries, self.settings), what="migrate")
+
+    async def schema_version(self) -> int:
+        return await self._run(
+            lambda: _schema.read_version(self._queries, self.settings),
+            what="read the schema version",
+            atomic=False,
+        )
+
+    # -- producer ------------------------------------------------------------------
+
+    async def enqueue(
+        self, requests: Sequence[EnqueueRequest], *, conn: Any = None
+    ) -> list[EnqueueResult]:
+        if not requests:
+            return []
+        if conn is not None:
+            return await _enqueue_in(conn, self._queries, requests)
+        return await self._run(
+            lambda: _producer.enqueue(self._queries, requests),
+            what="enqueue",
+            atomic=not _producer.is_single_statement(requests),
+        )
+
+    # -- operator ------------------------------------------------------------------
+
+    async def get(self, job_id: str) -> StoredJob | None:
+        return await self._run(
+            lambda: _operator.get(self._queries, job_id), what="read a job", atomic=False
+        )
+
+    async def cancel(self, job_id: str, *, now: datetime) -> CancelOutcome:
+        return await self._run(
+            lambda: _operator.cancel(self._queries, job_id, now, self._retention), what="cancel"
+        )
+
+    async def retry(self, job_id: str, *, now: datetime) -> bool:
+        return await self._run(lambda: _operator.retry(self._queries, job_id, now), what="retry")
+
+    async def list_jobs(self, job_filter: JobFilter) -> list[StoredJob]:
+        return await self._run(
+            lambda: _operator.list_jobs(self._queries, job_filter), what="list jobs", atomic=False
+        )
+
+    async def stats(
+        self, *, now: datetime, windows_minutes: Sequence[int] = (1, 5, 15)
+    ) -> list[KindStats]:
+        return await self._run(
+            lambda: _operator.stats(self._queries, now, windows_minutes), what="read statistics"
+        )
+
+    async def prune(self, *, now: datetime, limit: int) -> int:
+        return await self._run(lambda: _operator.prune(self._queries, now, limit), what="prune")
+
+    async def pending_counts_by_kind(self) -> dict[str, int]:
+        return await self._run(
+            lambda: _operator.pending_counts_by_kind(self._queries),
+            what="count pending jobs",
+            atomic=False,
+        )
+
+    # -- worker --------------------------------------------------------------------
+
+    async def claim(self, request: ClaimRequest, *, now: datetime) -> list[ClaimedJob]:
+        if request.limit <= 0 or not request.queues or not request.kinds:
+            return []
+        expires = now + request.lease_duration
+        params = {
+            "now": aware(now), "queues": list(request.queues), "kinds": list(request.kinds),
+            "limit": request.limit, "token": request.lease_token, "expires": expires,
+            "worker": request.worker_id,
+        }  # fmt: skip
+        claim_sql, journal_sql = self._queries["claim"], self._queries["journals_of_jobs"]
+
+        async def op(conn: psycopg.AsyncConnection[Any]) -> list[ClaimedJob]:
+            cur = conn.cursor()
+            await cur.execute(claim_sql, params)
+            rows = await cur.fetchall()
+            journals = {}
+            with_journal = [row[0] for row in rows if row[9]]
+            if with_journal:
+                await cur.execute(journal_sql, {"ids": with_journal})
+                journals = {job_id: journal_from_json(items) for job_id, items in await cur.fetchall()}
+            return claimed_jobs(rows, journals, request.lease_token, expires)
+
+        # A claim lost with its connection is simply made again; the lost
+        # batch's leases expire and reclaim_expired hands those jobs back.
+        return await self.claims.run(op, what="claim jobs")
+
+    async def finish(self, results: Sequence[RunResult], *, now: datetime) -> list[bool]:
+        if not results:
+            return []
+        rows = []
+        first: list[bool] = []
+        seen: set[str] = set()
+        for result in results:
+            # A second result for the same job in one batch meets a spent lease.
+            first.append(result.job_id not in seen)
+            if result.job_id not in seen:
+                seen.add(result.job_id)
+                rows.append(end_run_row(result, now))
+        params = {"doc": end_runs_doc(rows), "now": aware(now)}
+        sql = self._queries["end_runs"]
+
+        async def op(conn: psycopg.AsyncConnection[Any]) -> set[str]:
+            cur = conn.cursor()
+            await cur.execute(sql, params)
+            return {job_id for (job_id,) in await cur.fetchall() if job_id is not None}
+
+        # One autocommit statement: retried after a lost connection, the fence
+        # makes already-ended runs report False instead of ending twice.
+        held = await self.completions.run(op, what="finish runs", unique_violation=True)
+        return [ok and r.job_id in held for ok, r in zip(first, results, strict=True)]
+
+    async def heartbeat(
+        self, leases: Sequence[tuple[str, str]], *, lease_duration: timedelta, now: datetime
+    ) -> set[str]:
+        if not leases:
+            return set()
+        doc = dumps([{"id": job_id, "tok": token} for job_id, token in leases])
+        params = {"doc": doc, "expires": aware(now) + lease_duration}
+        sql = self._queries["extend_leases"]
+
+        async def op(conn: psycopg.AsyncConnection[Any]) -> set[str]:
+            cur = conn.cursor()
+            await cur.execute(sql, params)
+            return {job_id for (job_id,) in await cur.fetchall()}
+
+        # On the completion connection: heartbeats are rare and tiny, and a
+        # pool checkout would cost the worker a connection of its own.
+        return await self.completions.run(op, what="extend leases")
+
+    async def reclaim_expired(
+        self, *, now: datetime, limit: int, max_failures: int | None
+    ) -> int:
+        return await self._run(
+            lambda: _leases.reclaim_expired(
+                self._queries, now=now, limit=limit, max_failures=max_failures,
+                retention=self._retention,
+            ),
+            what="reclaim expired leases",
+        )  # fmt: skip
+
+    async def wait_for_work(self, queues: Sequence[str], timeout: float) -> bool:
+        return await self.listener.wait(queues, timeout)
+
+    async def close(self) -> None:
+        await self.listener.close()
+        await self.claims.close()
+        await self.completions.close()
+        if self._pool is not None:
+            await self._pool.close()
+            self._pool = None
+
+
+async def _enqueue_in(
+    conn: Any, queries: dict[str, str], requests: Sequence[EnqueueRequest]
+) -> list[EnqueueResult]:
+    """The asyncio twin of ``_sync.enqueue_in``."""
+    if not isinstance(conn, psycopg.AsyncConnection):
+        raise ConfigurationError(
+            f"enqueue(conn=...) on an asynchronous queue needs a psycopg.AsyncConnection, got "
+            f"{type(conn).__qualname__} (use Queue for a psycopg.Connection)"
+        )
+    if not conn.autocommit and conn.info.transaction_status == pq.TransactionStatus.IDLE:
+        await conn.execute("SELECT 1")  # psycopg opens the implicit transaction first
+    async with conn.transaction():
+        return await run_async(conn, _producer.enqueue(queries, requests))

@@ -1,0 +1,94 @@
+"""Where a PostgreSQL storage connects and which schema it uses, decided once.
+
+The schema name comes from the constructor keyword, else the URL's
+``venturi_schema`` query parameter (removed before the URL reaches libpq,
+which would reject it), else ``venturi``. It is restricted to plain
+lower-case identifiers, so that quoting it into SQL text is trivially safe
+and its NOTIFY channel (``<schema>_jobs``) stays a valid identifier.
+Every connection runs with ``TimeZone=UTC`` so that the timestamps psycopg
+returns are UTC already.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from venturi.errors import ConfigurationError
+from venturi.storage._sql import load_queries
+from venturi.storage._types import Capabilities
+
+PACKAGE = "venturi.storage.postgres"
+DEFAULT_SCHEMA = "venturi"
+SCHEMA_PARAM = "venturi_schema"
+
+CAPABILITIES = Capabilities(
+    name="postgresql",
+    multi_host=True,
+    listen_notify=True,
+    transactional_enqueue=True,
+    skip_locked=True,
+)
+
+_IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,57}$")
+_RAW_QUERIES = load_queries(PACKAGE)
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    conninfo: str  # libpq connection string, venturi_schema removed, TimeZone=UTC added
+    schema: str
+
+    @property
+    def channel(self) -> str:
+        return f"{self.schema}_jobs"
+
+    def conninfo_for(self, application_name: str) -> str:
+        """The connection string with ``application_name`` set, so operators (and tests)
+        can tell the worker's claim, completion and listener connections apart."""
+        return make_conninfo(self.conninfo, application_name=application_name)
+
+
+def parse(url: str, schema: str | None = None) -> Settings:
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    from_url = [value for key, value in query if key == SCHEMA_PARAM]
+    rest = [(key, value) for key, value in query if key != SCHEMA_PARAM]
+    name = schema or (from_url[-1] if from_url else DEFAULT_SCHEMA)
+    if not _IDENTIFIER.match(name):
+        raise ConfigurationError(
+            f"invalid venturi schema name {name!r}: use lower-case letters, digits and "
+            "underscores, starting with a letter or underscore, at most 58 characters"
+        )
+    stripped = urlunsplit(parts._replace(query=urlencode(rest)))
+    try:
+        params: dict[str, Any] = conninfo_to_dict(stripped)
+    except Exception as exc:  # psycopg.ProgrammingError: a malformed URL
+        raise ConfigurationError(f"invalid PostgreSQL URL: {exc}") from None
+    options = str(params.get("options") or "")
+    params["options"] = f"{options} -c TimeZone=UTC".strip()
+    params.setdefault("application_name", "venturi")
+    return Settings(conninfo=make_conninfo("", **params), schema=name)
+
+
+def quote_identifier(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def quote_literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def render(sql: str, settings: Settings) -> str:
+    """SQL text with ``{schema}`` and ``{channel}`` filled in (names validated by ``parse``)."""
+    return sql.replace("{schema}", quote_identifier(settings.schema)).replace(
+        "{channel}", quote_literal(settings.channel)
+    )
+
+
+def queries(settings: Settings) -> dict[str, str]:
+    return {name: render(sql, settings) for name, sql in _RAW_QUERIES.items()}

@@ -1,0 +1,41 @@
+"""Leases that simply ran out: back to pending (a failure), or dead at the backstop.
+
+Runs in one transaction: the expired rows are locked with ``SKIP LOCKED`` (so
+several workers reclaiming at once split the work instead of queueing on
+each other) and ended through the same fenced ``end_runs`` statement as a
+worker's results, with the lease token read under the lock as the fence.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from venturi.storage.postgres._rows import aware, end_runs_doc, expired_row
+from venturi.storage.postgres._steps import Steps, Stmt
+
+
+def reclaim_expired(
+    queries: dict[str, str],
+    *,
+    now: datetime,
+    limit: int,
+    max_failures: int | None,
+    retention: timedelta,
+) -> Steps[int]:
+    if limit <= 0:
+        return 0
+    rows = yield Stmt(queries["expired_leases"], {"now": aware(now), "limit": limit})
+    if not rows:
+        return 0
+    purge_after = now + retention
+    doc = end_runs_doc(
+        [
+            expired_row(
+                job_id, token, run_count, failures,
+                now=now, max_failures=max_failures, purge_after=purge_after,
+            )
+            for job_id, token, run_count, failures in rows
+        ]
+    )  # fmt: skip
+    ended = yield Stmt(queries["end_runs"], {"doc": doc, "now": now})
+    return sum(1 for (job_id,) in ended if job_id is not None)

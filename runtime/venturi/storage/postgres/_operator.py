@@ -1,0 +1,106 @@
+"""Operator operations (inspect, cancel, retry, list, count, prune) as ``Steps``.
+
+None of these is on a hot path; they favour one clear statement each over
+cleverness, and match the SQLite backend's semantics line for line (the
+conformance suite holds both to them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from venturi._journal import JournalEntry, JournalEvent
+from venturi.storage._types import CancelOutcome, JobFilter, JobState, KindStats, StoredJob
+from venturi.storage.postgres._rows import aware, journal_from_json, journal_params, stored_job, utc
+from venturi.storage.postgres._steps import Steps, Stmt
+
+_TERMINAL = ("completed", "dead", "cancelled")
+
+
+def get(queries: dict[str, str], job_id: str) -> Steps[StoredJob | None]:
+    rows = yield Stmt(queries["get_job"], {"id": job_id})
+    if not rows:
+        return None
+    return stored_job(rows[0], journal_from_json(rows[0][-1]))
+
+
+def cancel(
+    queries: dict[str, str], job_id: str, now: datetime, retention: timedelta
+) -> Steps[CancelOutcome]:
+    rows = yield Stmt(queries["job_state"], {"id": job_id})
+    if not rows:
+        return CancelOutcome.NOT_FOUND
+    state, run_count = rows[0]
+    if state in _TERMINAL:
+        return CancelOutcome.ALREADY_FINISHED
+    running = state == "running"
+    note = "cancelled while running; the lease was revoked" if running else "cancelled"
+    entry = JournalEntry(at=now, run=run_count, event=JournalEvent.CANCELLED, note=note)
+    params = journal_params(entry)
+    params.update(id=job_id, now=aware(now), purge_after=now + retention)
+    yield Stmt(queries["cancel_job"], params)
+    return CancelOutcome.FENCED if running else CancelOutcome.CANCELLED
+
+
+def retry(queries: dict[str, str], job_id: str, now: datetime) -> Steps[bool]:
+    rows = yield Stmt(queries["job_state"], {"id": job_id})
+    if not rows or rows[0][0] not in ("dead", "cancelled"):
+        return False
+    state, run_count = rows[0]
+    entry = JournalEntry(
+        at=now, run=run_count, event=JournalEvent.RETRIED, note=f"sent back to pending from {state}"
+    )
+    params = journal_params(entry)
+    params.update(id=job_id, now=aware(now))
+    yield Stmt(queries["retry_job"], params)
+    return True
+
+
+def list_jobs(queries: dict[str, str], job_filter: JobFilter) -> Steps[list[StoredJob]]:
+    params = {
+        "kinds": list(job_filter.kinds) or None,
+        "states": [str(s) for s in job_filter.states] or None,
+        "queues": list(job_filter.queues) or None,
+        "before_id": job_filter.before_id,
+        "limit": job_filter.limit,
+    }
+    rows = yield Stmt(queries["list_jobs"], params)
+    return [stored_job(row) for row in rows]
+
+
+def stats(
+    queries: dict[str, str], now: datetime, windows_minutes: Sequence[int]
+) -> Steps[list[KindStats]]:
+    counts: dict[str, dict[JobState, int]] = {}
+    oldest: dict[str, datetime] = {}
+    finished: dict[str, dict[int, int]] = {}
+    for kind, state, count, min_created in (yield Stmt(queries["counts_by_kind_and_state"])):
+        counts.setdefault(kind, {})[JobState(state)] = count
+        if state == "pending":
+            oldest[kind] = utc(min_created)
+    if windows_minutes:
+        params = {"now": aware(now), "minutes": list(windows_minutes)}
+        for kind, minutes, count in (yield Stmt(queries["finished_since"], params)):
+            finished.setdefault(kind, {})[minutes] = count
+    return [
+        KindStats(
+            kind=kind,
+            counts=counts.get(kind, {}),
+            oldest_pending_at=oldest.get(kind),
+            finished_last_minutes={m: finished.get(kind, {}).get(m, 0) for m in windows_minutes},
+        )
+        for kind in sorted(counts.keys() | finished.keys())
+    ]
+
+
+def pending_counts_by_kind(queries: dict[str, str]) -> Steps[dict[str, int]]:
+    rows = yield Stmt(queries["pending_counts_by_kind"])
+    return {kind: count for kind, count in rows}
+
+
+def prune(queries: dict[str, str], now: datetime, limit: int) -> Steps[int]:
+    if limit <= 0:
+        return 0
+    rows = yield Stmt(queries["prune"], {"now": aware(now), "limit": limit})
+    return int(rows[0][0])

@@ -1,0 +1,113 @@
+"""Enqueue: insert new jobs, or merge them into the pending job with the same dedup key.
+
+Written once as ``Steps`` (see ``_steps``) and run by both storages inside
+one transaction (the storage's own, or a savepoint in the application's).
+Requests without a dedup key can never collide with anything, so they go in
+together as one document in one round trip, whatever their position in the
+batch; requests with a key are then applied one by one, in order, so that a
+later request collides with an earlier one.
+
+A keyed request first tries to insert (``ON CONFLICT DO NOTHING`` on the
+partial unique index): a new key, the common case, costs one statement.
+When the key is taken, the holder is locked with ``FOR UPDATE`` and the
+request's merge decider runs on it. If the holder vanished in between (a
+worker claimed it, so it is no longer pending), the loop tries again; the
+unique index, not a read, is what decides, so concurrent producers on many
+connections cannot both insert.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from venturi._merge import MergeKind
+from venturi.storage._types import (
+    EnqueueOutcome,
+    EnqueueRequest,
+    EnqueueResult,
+    MergeAction,
+    NewJob,
+)
+from venturi.storage.postgres._rows import (
+    jobs_doc,
+    journal_from_json,
+    journal_params,
+    keyed_params,
+    stored_job,
+)
+from venturi.storage.postgres._steps import Steps, Stmt
+
+#: Insert-or-merge rounds before giving up; each lost round means another
+#: producer inserted the key and a worker claimed it within our two statements.
+MAX_ROUNDS = 100
+
+_OUTCOME = {
+    MergeKind.KEEP: EnqueueOutcome.KEPT,
+    MergeKind.REPLACE: EnqueueOutcome.REPLACED,
+    MergeKind.WITH: EnqueueOutcome.MERGED,
+}
+
+
+def enqueue(queries: dict[str, str], requests: Sequence[EnqueueRequest]) -> Steps[list[EnqueueResult]]:
+    plain = [r.job for r in requests if r.job.dedup_key is None]
+    if plain:
+        yield Stmt(queries["insert_jobs"], {"doc": jobs_doc(plain)})
+    if len(plain) == len(requests):
+        return [EnqueueResult(job.id, EnqueueOutcome.INSERTED) for job in plain]
+    results: list[EnqueueResult] = []
+    for request in requests:
+        if request.job.dedup_key is None:
+            results.append(EnqueueResult(request.job.id, EnqueueOutcome.INSERTED))
+        else:
+            results.append((yield from _enqueue_keyed(queries, request)))
+    return results
+
+
+def is_single_statement(requests: Sequence[EnqueueRequest]) -> bool:
+    """Whether ``enqueue`` is one statement (no dedup keys): autocommit then suffices."""
+    return all(r.job.dedup_key is None for r in requests)
+
+
+def _enqueue_keyed(queries: dict[str, str], request: EnqueueRequest) -> Steps[EnqueueResult]:
+    job = request.job
+    for _ in range(MAX_ROUNDS):
+        inserted = yield Stmt(queries["insert_keyed"], keyed_params(job))
+        if inserted:
+            return EnqueueResult(job.id, EnqueueOutcome.INSERTED)
+        rows = yield Stmt(queries["lock_candidate"], {"kind": job.kind, "dedup_key": job.dedup_key})
+        if not rows:
+            continue  # the holder stopped being pending: try the insert again
+        if request.decide is None:
+            raise ValueError(
+                f"job {job.id} of kind {job.kind!r} has a dedup key but its request has no "
+                "merge decider"
+            )
+        row = rows[0]
+        action = request.decide(stored_job(row, journal_from_json(row[-1])))
+        return (yield from _apply(queries, job, row[0], action))
+    raise RuntimeError(
+        f"enqueue of {job.kind!r} with dedup key {job.dedup_key!r} kept losing races "
+        f"({MAX_ROUNDS} rounds)"
+    )
+
+
+def _apply(
+    queries: dict[str, str], job: NewJob, existing_id: str, action: MergeAction
+) -> Steps[EnqueueResult]:
+    if action.kind is MergeKind.INDEPENDENT:
+        # Without its key the new row is never a merge candidate itself, and
+        # the unique index keeps pointing at the job that was there first.
+        yield Stmt(queries["insert_jobs"], {"doc": jobs_doc([job])})
+        return EnqueueResult(job.id, EnqueueOutcome.INDEPENDENT, existing_job_id=existing_id)
+    if action.journal_entry is None:
+        raise ValueError(f"a {action.kind} merge action needs a journal entry")
+    if action.kind is MergeKind.KEEP:
+        payload = carry = priority = None
+    else:
+        if action.payload is None or action.carry is None or action.priority is None:
+            raise ValueError(f"a {action.kind} merge action needs payload, carry and priority")
+        payload, carry, priority = action.payload, action.carry, action.priority
+    params = journal_params(action.journal_entry)
+    params.update(id=existing_id, payload=payload, carry=carry, priority=priority)
+    yield Stmt(queries["merge_into"], params)
+    return EnqueueResult(existing_id, _OUTCOME[action.kind])

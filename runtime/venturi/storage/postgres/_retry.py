@@ -1,0 +1,79 @@
+"""Which database errors are worth another attempt, and how long to wait between attempts.
+
+Shared by the sync and async storages. A retry is only ever made where it
+cannot apply work twice: a transaction whose body failed (the server rolled
+it back), or a single statement that is idempotent or fenced. A failure
+while committing is ambiguous and is never retried here.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+import psycopg
+from psycopg import errors
+
+from venturi.errors import BackendUnavailable
+
+#: SQLSTATEs of a transaction the server rolled back that will likely pass
+#: when run again: serialization failure, deadlock.
+_RETRY_TRANSACTION = frozenset({"40001", "40P01"})
+UNIQUE_VIOLATION = "23505"
+#: The server going away: admin shutdown, crash shutdown, cannot connect now.
+_SERVER_GONE = frozenset({"57P01", "57P02", "57P03"})
+
+INITIAL_DELAY_S = 0.05
+MAX_DELAY_S = 2.0
+
+
+def is_connection_error(exc: BaseException) -> bool:
+    """The connection is lost or cannot be made (the client's own errors carry no SQLSTATE)."""
+    if not isinstance(exc, psycopg.OperationalError):
+        return False
+    state = exc.sqlstate
+    return state is None or state.startswith("08") or state in _SERVER_GONE
+
+
+def is_retryable(exc: BaseException, *, unique_violation: bool = False) -> bool:
+    """Worth running again: a lost connection, or a transaction the server aborted for
+    a transient reason. ``unique_violation`` adds the one ending runs can meet: a job
+    returning to pending while a producer inserts its dedup key (run again, the
+    statement sees the producer's row and gives the key up)."""
+    if is_connection_error(exc):
+        return True
+    if not isinstance(exc, errors.Error):
+        return False
+    return exc.sqlstate in _RETRY_TRANSACTION or (
+        unique_violation and exc.sqlstate == UNIQUE_VIOLATION
+    )
+
+
+class Backoff:
+    """Sleeps between attempts: exponential with jitter, capped at ``MAX_DELAY_S``.
+
+    ``after(exc)`` gives the next sleep, or raises ``BackendUnavailable`` (from
+    ``exc``) once ``timeout_s`` has passed since the first failure.
+    """
+
+    __slots__ = ("_deadline", "_delay", "_timeout_s", "_what")
+
+    def __init__(self, timeout_s: float, what: str) -> None:
+        self._timeout_s = timeout_s
+        self._what = what
+        self._deadline: float | None = None
+        self._delay = INITIAL_DELAY_S
+
+    def after(self, exc: BaseException) -> float:
+        now = time.monotonic()
+        if self._deadline is None:
+            self._deadline = now + self._timeout_s
+        remaining = self._deadline - now
+        if remaining <= 0:
+            raise BackendUnavailable(
+                f"PostgreSQL stayed unavailable for {self._timeout_s:.0f} s while trying to "
+                f"{self._what}: {exc}"
+            ) from exc
+        delay = min(remaining, self._delay * (0.5 + random.random() / 2))
+        self._delay = min(self._delay * 2, MAX_DELAY_S)
+        return delay

@@ -1,0 +1,258 @@
+"""Converting between the storage types and PostgreSQL rows and documents; pure functions.
+
+Batches go to the server as one JSON document (see queries.sql), built here.
+Journals come back as ``jsonb_agg`` arrays, decoded here. Timestamps are
+normalised to UTC: an application connection passed to ``enqueue(conn=...)``
+may run in another time zone.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from venturi._journal import JournalEntry, JournalEvent
+from venturi.storage._types import (
+    ClaimedJob,
+    JobState,
+    NewJob,
+    Resolution,
+    RunResult,
+    StoredJob,
+)
+
+#: The column order of every query that reads a whole job (see queries.sql).
+JOB_COLUMNS = (
+    "id", "kind", "queue", "priority", "state", "payload", "carry", "dedup_key",
+    "concurrency_key", "run_at", "created_at", "run_count", "failure_count", "output",
+    "error_code", "error_message", "finished_at", "journal_count",
+)  # fmt: skip
+JOURNAL_COUNT_INDEX = JOB_COLUMNS.index("journal_count")
+
+LEASE_EXPIRED = "lease_expired"
+BACKSTOP_REACHED = "backstop_reached"
+
+_STATE = {
+    Resolution.COMPLETED: "completed",
+    Resolution.PAUSED: "pending",
+    Resolution.RETRY: "pending",
+    Resolution.RELEASED: "pending",
+    Resolution.DEAD: "dead",
+    Resolution.CANCELLED: "cancelled",
+}
+_FAILURES = {Resolution.RETRY: 1, Resolution.DEAD: 1}
+
+
+def utc(value: datetime) -> datetime:
+    return value if value.tzinfo is UTC else value.astimezone(UTC)
+
+
+def aware(value: datetime) -> datetime:
+    """A datetime bound for the database; a naive one is a programming error."""
+    if value.tzinfo is None:
+        raise ValueError(f"expected a timezone-aware datetime, got naive {value!r}")
+    return value
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+# -- enqueue -----------------------------------------------------------------------
+
+
+def jobs_doc(jobs: Iterable[NewJob]) -> str:
+    """The document of ``insert_jobs`` (every job's dedup key is left out: NULL)."""
+    return dumps(
+        [
+            {
+                "id": j.id, "kind": j.kind, "queue": j.queue, "priority": j.priority,
+                "payload": j.payload, "carry": j.carry, "ck": j.concurrency_key,
+                "run_at": aware(j.run_at).isoformat(),
+            }
+            for j in jobs
+        ]
+    )  # fmt: skip
+
+
+def keyed_params(job: NewJob) -> dict[str, Any]:
+    """The parameters of ``insert_keyed``."""
+    return {
+        "id": job.id, "kind": job.kind, "queue": job.queue, "priority": job.priority,
+        "payload": job.payload, "carry": job.carry, "dedup_key": job.dedup_key,
+        "ck": job.concurrency_key, "run_at": aware(job.run_at),
+    }  # fmt: skip
+
+
+def journal_params(entry: JournalEntry) -> dict[str, Any]:
+    """The journal-entry parameters of ``merge_into``, ``cancel_job`` and ``retry_job``."""
+    return {
+        "at": aware(entry.at), "run": entry.run, "event": str(entry.event), "note": entry.note,
+        "attachment": None if entry.attachment is None else _attachment_text(entry.attachment),
+        "error_code": entry.error_code, "error_message": entry.error_message,
+        "decision": entry.decision,
+    }  # fmt: skip
+
+
+def _attachment_text(value: Any) -> str:
+    try:
+        return dumps(value)
+    except (TypeError, ValueError):
+        # Never lose a run's end over its evidence: keep a readable trace of it.
+        return dumps({"unencodable": repr(value)[:1000]})
+
+
+# -- reading -----------------------------------------------------------------------
+
+
+def journal_from_json(items: Sequence[Sequence[Any]] | None) -> tuple[JournalEntry, ...]:
+    """Entries from ``jsonb_agg(jsonb_build_array(at, run, event, note, attachment,
+    error_code, error_message, decision))``, oldest first."""
+    if not items:
+        return ()
+    return tuple(
+        JournalEntry(
+            at=datetime.fromisoformat(at).astimezone(UTC),
+            run=run,
+            event=JournalEvent(event),
+            note=note,
+            attachment=attachment,
+            error_code=error_code,
+            error_message=error_message,
+            decision=decision,
+        )
+        for at, run, event, note, attachment, error_code, error_message, decision in items
+    )
+
+
+def stored_job(row: Sequence[Any], journal: tuple[JournalEntry, ...] = ()) -> StoredJob:
+    """A row in ``JOB_COLUMNS`` order (extra trailing columns are ignored)."""
+    (
+        job_id, kind, queue, priority, state, payload, carry, dedup_key, concurrency_key,
+        run_at, created_at, run_count, failure_count, output, error_code, error_message,
+        finished_at,
+    ) = row[:17]  # fmt: skip
+    return StoredJob(
+        id=job_id,
+        kind=kind,
+        queue=queue,
+        priority=priority,
+        state=JobState(state),
+        payload=payload,
+        carry=carry,
+        dedup_key=dedup_key,
+        concurrency_key=concurrency_key,
+        run_at=utc(run_at),
+        created_at=utc(created_at),
+        run_count=run_count,
+        failure_count=failure_count,
+        output=output,
+        error_code=error_code,
+        error_message=error_message,
+        finished_at=None if finished_at is None else utc(finished_at),
+        journal=journal,
+    )
+
+
+def claimed_jobs(
+    rows: list[tuple[Any, ...]],
+    journals: dict[str, tuple[JournalEntry, ...]],
+    token: str,
+    expires: datetime,
+) -> list[ClaimedJob]:
+    """Rows of ``claim`` in claim order (RETURNING promises no order)."""
+    rows.sort(key=lambda r: (-r[3], r[10], r[0]))
+    return [
+        ClaimedJob(
+            id=job_id,
+            kind=kind,
+            queue=queue,
+            priority=priority,
+            payload=payload,
+            carry=carry,
+            run_count=run_count,
+            failure_count=failure_count,
+            lease_token=token,
+            lease_expires_at=expires,
+            concurrency_key=concurrency_key,
+            journal=journals.get(job_id, ()) if journal_count else (),
+        )
+        for (
+            job_id, kind, queue, priority, payload, carry, run_count, failure_count,
+            concurrency_key, journal_count, _run_at,
+        ) in rows
+    ]
+
+
+# -- ending runs -------------------------------------------------------------------
+
+
+def end_run_row(result: RunResult, now: datetime) -> dict[str, Any]:
+    """One element of the ``end_runs`` document for a worker's result."""
+    state = _STATE[result.resolution]
+    terminal = state != "pending"
+    entry = result.journal_entry
+    run_at = None
+    if not terminal:
+        run_at = (now if result.run_at is None else aware(result.run_at)).isoformat()
+    return {
+        "id": result.job_id,
+        "tok": result.lease_token,
+        "st": state,
+        "ra": run_at,
+        "ca": None if terminal else result.carry,
+        "fa": _FAILURES.get(result.resolution, 0),
+        "out": result.output if result.resolution is Resolution.COMPLETED else None,
+        "ec": result.error_code,
+        "em": result.error_message,
+        "fin": now.isoformat() if terminal else None,
+        "pa": result.purge_after.isoformat() if terminal and result.purge_after else None,
+        "at": aware(entry.at).isoformat(),
+        "run": entry.run,
+        "ev": str(entry.event),
+        "note": entry.note,
+        "att": entry.attachment,
+        "jec": entry.error_code,
+        "jem": entry.error_message,
+    }
+
+
+def expired_row(
+    job_id: str,
+    token: str,
+    run_count: int,
+    failure_count: int,
+    *,
+    now: datetime,
+    max_failures: int | None,
+    purge_after: datetime,
+) -> dict[str, Any]:
+    """One element of the ``end_runs`` document for a lease that ran out."""
+    failures = failure_count + 1
+    if max_failures is not None and failures >= max_failures:
+        message = f"the lease expired; {failures} failed runs reach the backstop of {max_failures}"
+        state, code, event = "dead", BACKSTOP_REACHED, JournalEvent.DEAD
+        run_at, finished, purge = None, now.isoformat(), purge_after.isoformat()
+    else:
+        message = "the lease expired before the worker reported the run's end"
+        state, code, event = "pending", LEASE_EXPIRED, JournalEvent.LEASE_EXPIRED
+        run_at, finished, purge = now.isoformat(), None, None
+    return {
+        "id": job_id, "tok": token, "st": state, "ra": run_at, "ca": None, "fa": 1,
+        "out": None, "ec": code, "em": message, "fin": finished, "pa": purge,
+        "at": now.isoformat(), "run": run_count, "ev": str(event), "note": message,
+        "att": None, "jec": code, "jem": message,
+    }  # fmt: skip
+
+
+def end_runs_doc(rows: list[dict[str, Any]]) -> str:
+    """The ``end_runs`` document; an attachment JSON cannot hold is replaced, not fatal."""
+    try:
+        return dumps(rows)
+    except (TypeError, ValueError):
+        for row in rows:
+            if row["att"] is not None:
+                row["att"] = json.loads(_attachment_text(row["att"]))
+        return dumps(rows)

@@ -1,0 +1,76 @@
+-- The initial venturi schema for the PostgreSQL backend.
+--
+-- {schema} is replaced by the quoted schema name before this file runs.
+-- Times are timestamptz; payload, carry and output are the producer's JSON
+-- text, kept verbatim (text, not jsonb) so that they round-trip byte for
+-- byte. Ids are ULIDs in the "C" collation: sorted bytewise, which is their
+-- creation order and the cheapest comparison.
+
+CREATE TABLE {schema}.jobs (
+    id               text COLLATE "C" PRIMARY KEY,
+    kind             text        NOT NULL,
+    queue            text        NOT NULL,
+    priority         smallint    NOT NULL,
+    state            text        NOT NULL
+        CHECK (state IN ('pending', 'running', 'completed', 'dead', 'cancelled')),
+    payload          text        NOT NULL,
+    carry            text        NOT NULL,
+    dedup_key        text,
+    concurrency_key  text,
+    run_at           timestamptz NOT NULL,
+    created_at       timestamptz NOT NULL DEFAULT now(),
+    run_count        integer     NOT NULL DEFAULT 0,
+    failure_count    integer     NOT NULL DEFAULT 0,
+    journal_count    integer     NOT NULL DEFAULT 0,
+    lease_token      text,
+    lease_expires_at timestamptz,
+    worker_id        text,
+    output           text,
+    error_code       text,
+    error_message    text,
+    finished_at      timestamptz,
+    purge_after      timestamptz
+);
+
+-- The claim: one scan in claim order over pending rows only, so finished and
+-- running rows cost it nothing.
+CREATE INDEX jobs_ready ON {schema}.jobs (priority DESC, run_at, id) WHERE state = 'pending';
+
+-- Merge candidates: at most one pending job per (kind, dedup_key). Partial on
+-- the key too, so jobs without a dedup key never touch this index.
+CREATE UNIQUE INDEX jobs_dedup ON {schema}.jobs (kind, dedup_key)
+    WHERE state = 'pending' AND dedup_key IS NOT NULL;
+
+-- Reclaiming expired leases.
+CREATE INDEX jobs_leases ON {schema}.jobs (lease_expires_at) WHERE state = 'running';
+
+-- Pruning finished jobs whose retention has passed.
+CREATE INDEX jobs_purge ON {schema}.jobs (purge_after) WHERE purge_after IS NOT NULL;
+
+-- The journal: one row per run or merge; n is the job's journal_count after
+-- the entry, so the primary key is also the reading order and no sequence is
+-- needed. No foreign key: prune deletes a job's journal with the job, and a
+-- foreign key check per journal row would tax every completion.
+CREATE TABLE {schema}.journal (
+    job_id        text COLLATE "C" NOT NULL,
+    n             integer     NOT NULL,
+    at            timestamptz NOT NULL,
+    run           integer     NOT NULL,
+    event         text        NOT NULL,
+    note          text,
+    attachment    jsonb,
+    error_code    text,
+    error_message text,
+    decision      text,
+    PRIMARY KEY (job_id, n)
+);
+
+-- Concurrency keys held by running jobs. A claim takes a key with INSERT ...
+-- ON CONFLICT DO NOTHING: the unique check sees rows committed after the
+-- claim's snapshot and waits for in-flight ones, so two concurrent claimers
+-- can never both take a key (a NOT EXISTS over running jobs could not promise
+-- that under READ COMMITTED). The key is released when its run ends.
+CREATE TABLE {schema}.concurrency_locks (
+    key    text PRIMARY KEY,
+    job_id text COLLATE "C" NOT NULL
+);

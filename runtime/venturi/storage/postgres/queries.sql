@@ -1,0 +1,338 @@
+-- Every statement the PostgreSQL backend runs, by name (loaded by venturi.storage._sql).
+--
+-- {schema} is replaced by the quoted schema name and {channel} by the quoted
+-- NOTIFY channel when the file is loaded. Parameters are named (%(name)s).
+-- Batches travel as ONE jsonb document read with jsonb_to_recordset: the
+-- probe (research/psycopg-probe.md) measured it well ahead of array
+-- parameters, whose dumping is pure Python in psycopg, and its fixed
+-- 100-row estimate keeps the planner on primary-key lookups.
+--
+-- Queries that read a whole job return the columns in the order of
+-- _rows.JOB_COLUMNS: id, kind, queue, priority, state, payload, carry,
+-- dedup_key, concurrency_key, run_at, created_at, run_count, failure_count,
+-- output, error_code, error_message, finished_at, journal_count.
+
+-- ---------------------------------------------------------------- schema
+
+-- name: migrate_lock
+-- Serialises concurrent migrate() calls on one schema until the transaction ends.
+SELECT pg_advisory_xact_lock(hashtext('venturi.migrate'), hashtext(%(schema)s))
+
+-- name: create_schema
+CREATE SCHEMA IF NOT EXISTS {schema}
+
+-- name: create_version_table
+CREATE TABLE IF NOT EXISTS {schema}.schema_version (
+    version    integer PRIMARY KEY,
+    name       text NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now()
+)
+
+-- name: version_table_exists
+SELECT to_regclass(%(table)s) IS NOT NULL
+
+-- name: schema_version
+SELECT coalesce(max(version), 0) FROM {schema}.schema_version
+
+-- name: record_migration
+INSERT INTO {schema}.schema_version (version, name) VALUES (%(version)s, %(name)s)
+
+-- ---------------------------------------------------------------- enqueue
+
+-- name: insert_jobs
+-- Jobs without a dedup key (or merged as Independent), any number in one
+-- round trip. ON CONFLICT on the id makes a retried statement harmless: ids
+-- are made by the producer, so a second attempt after a lost reply inserts
+-- nothing. The NOTIFY is delivered when the transaction commits.
+WITH ins AS (
+    INSERT INTO {schema}.jobs (id, kind, queue, priority, state, payload, carry, dedup_key,
+                               concurrency_key, run_at)
+    SELECT r.id, r.kind, r.queue, r.priority, 'pending', r.payload, r.carry, NULL, r.ck, r.run_at
+    FROM jsonb_to_recordset(%(doc)s::jsonb) AS r(
+        id text, kind text, queue text, priority smallint, payload text, carry text, ck text,
+        run_at timestamptz)
+    ON CONFLICT (id) DO NOTHING
+    RETURNING queue
+)
+SELECT pg_notify({channel}, d.queue) FROM (SELECT DISTINCT queue FROM ins) AS d
+
+-- name: insert_keyed
+-- A job with a dedup key. Nothing is inserted when a pending job holds the
+-- key (or an uncommitted one does, once it commits): the producer then
+-- merges with that job instead.
+WITH ins AS (
+    INSERT INTO {schema}.jobs (id, kind, queue, priority, state, payload, carry, dedup_key,
+                               concurrency_key, run_at)
+    VALUES (%(id)s, %(kind)s, %(queue)s, %(priority)s, 'pending', %(payload)s, %(carry)s,
+            %(dedup_key)s, %(ck)s, %(run_at)s)
+    ON CONFLICT (kind, dedup_key) WHERE state = 'pending' AND dedup_key IS NOT NULL DO NOTHING
+    RETURNING queue
+)
+SELECT pg_notify({channel}, ins.queue) FROM ins
+
+-- name: lock_candidate
+-- The pending job holding (kind, dedup_key), locked until the merge decision
+-- is written back, with its journal when it has one.
+SELECT j.id, j.kind, j.queue, j.priority, j.state, j.payload, j.carry, j.dedup_key,
+       j.concurrency_key, j.run_at, j.created_at, j.run_count, j.failure_count, j.output,
+       j.error_code, j.error_message, j.finished_at, j.journal_count,
+       CASE WHEN j.journal_count > 0 THEN (
+           SELECT jsonb_agg(jsonb_build_array(e.at, e.run, e.event, e.note, e.attachment,
+                                              e.error_code, e.error_message, e.decision)
+                            ORDER BY e.n)
+           FROM {schema}.journal AS e WHERE e.job_id = j.id)
+       END
+FROM {schema}.jobs AS j
+WHERE j.kind = %(kind)s AND j.dedup_key = %(dedup_key)s AND j.state = 'pending'
+FOR UPDATE OF j
+
+-- name: merge_into
+-- Keep (payload, carry and priority NULL: unchanged), Replace or With, plus
+-- the merge's journal entry, in one statement.
+WITH u AS (
+    UPDATE {schema}.jobs
+    SET payload = coalesce(%(payload)s, payload),
+        carry = coalesce(%(carry)s, carry),
+        priority = coalesce(%(priority)s::smallint, priority),
+        journal_count = journal_count + 1
+    WHERE id = %(id)s
+    RETURNING id, journal_count
+)
+INSERT INTO {schema}.journal (job_id, n, at, run, event, note, attachment, error_code,
+                              error_message, decision)
+SELECT u.id, u.journal_count, %(at)s, %(run)s, %(event)s, %(note)s, %(attachment)s::jsonb,
+       %(error_code)s, %(error_message)s, %(decision)s
+FROM u
+
+-- ---------------------------------------------------------------- worker
+
+-- name: claim
+-- One statement leases a batch. The ready index is scanned in claim order;
+-- SKIP LOCKED passes over rows another claimer holds. A job whose
+-- concurrency key is already held is passed over in the scan; the keys of
+-- the chosen jobs are then taken in concurrency_locks, where ON CONFLICT DO
+-- NOTHING drops a job whose key a concurrent claim took first, and DISTINCT
+-- ON keeps one job per key within the batch. Times come from the caller
+-- (claim(now=...)), like every other time this backend stores.
+WITH cand AS MATERIALIZED (
+    SELECT j.id, j.concurrency_key, j.priority, j.run_at
+    FROM {schema}.jobs AS j
+    WHERE j.state = 'pending'
+      AND j.run_at <= %(now)s
+      AND j.queue = ANY(%(queues)s::text[])
+      AND j.kind = ANY(%(kinds)s::text[])
+      AND (j.concurrency_key IS NULL OR NOT EXISTS (
+              SELECT 1 FROM {schema}.concurrency_locks AS l WHERE l.key = j.concurrency_key))
+    ORDER BY j.priority DESC, j.run_at, j.id
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+),
+keyed AS (
+    INSERT INTO {schema}.concurrency_locks (key, job_id)
+    SELECT DISTINCT ON (c.concurrency_key) c.concurrency_key, c.id
+    FROM cand AS c
+    WHERE c.concurrency_key IS NOT NULL
+    ORDER BY c.concurrency_key, c.priority DESC, c.run_at, c.id
+    ON CONFLICT (key) DO NOTHING
+    RETURNING job_id
+),
+picked AS (
+    SELECT c.id FROM cand AS c WHERE c.concurrency_key IS NULL
+    UNION ALL
+    SELECT k.job_id FROM keyed AS k
+)
+UPDATE {schema}.jobs AS j
+SET state = 'running', lease_token = %(token)s, lease_expires_at = %(expires)s,
+    worker_id = %(worker)s, run_count = j.run_count + 1
+FROM picked
+WHERE j.id = picked.id
+RETURNING j.id, j.kind, j.queue, j.priority, j.payload, j.carry, j.run_count,
+          j.failure_count, j.concurrency_key, j.journal_count, j.run_at
+
+-- name: journals_of_jobs
+SELECT e.job_id,
+       jsonb_agg(jsonb_build_array(e.at, e.run, e.event, e.note, e.attachment, e.error_code,
+                                   e.error_message, e.decision) ORDER BY e.n)
+FROM {schema}.journal AS e
+WHERE e.job_id = ANY(%(ids)s::text[])
+GROUP BY e.job_id
+
+-- name: end_runs
+-- Ends a batch of runs (worker results, expired leases) in one statement,
+-- fenced by the lease token, and writes one journal row per run that ended.
+-- Driven by the primary key: jsonb_to_recordset's fixed row estimate gives a
+-- nested loop over jobs_pkey even with a generic plan (the probe's pitfall:
+-- a join on state = 'running' made completion quadratic).
+-- A job going back to pending gives up its dedup key when another pending
+-- job already holds it: an enqueue with that key arrived while it ran (the
+-- running job was no merge candidate), and the newer job keeps the key.
+-- Jobs that become ready again wake idle workers.
+WITH r AS (
+    SELECT * FROM jsonb_to_recordset(%(doc)s::jsonb) AS r(
+        id text, tok text, st text, ra timestamptz, ca text, fa integer, out text, ec text,
+        em text, fin timestamptz, pa timestamptz, at timestamptz, run integer, ev text,
+        note text, att jsonb, jec text, jem text)
+),
+u AS (
+    UPDATE {schema}.jobs AS j
+    SET state = r.st,
+        run_at = coalesce(r.ra, j.run_at),
+        carry = coalesce(r.ca, j.carry),
+        failure_count = j.failure_count + r.fa,
+        output = r.out,
+        error_code = r.ec,
+        error_message = r.em,
+        finished_at = r.fin,
+        purge_after = r.pa,
+        lease_token = NULL,
+        lease_expires_at = NULL,
+        worker_id = NULL,
+        journal_count = j.journal_count + 1,
+        dedup_key = CASE
+            WHEN r.st = 'pending' AND j.dedup_key IS NOT NULL AND EXISTS (
+                SELECT 1 FROM {schema}.jobs AS other
+                WHERE other.kind = j.kind AND other.dedup_key = j.dedup_key
+                  AND other.state = 'pending')
+            THEN NULL
+            ELSE j.dedup_key
+        END
+    FROM r
+    WHERE j.id = r.id AND j.lease_token = r.tok
+    RETURNING j.id, j.journal_count, j.concurrency_key, j.state, j.queue, j.run_at
+),
+journal AS (
+    INSERT INTO {schema}.journal (job_id, n, at, run, event, note, attachment, error_code,
+                                  error_message)
+    SELECT u.id, u.journal_count, r.at, r.run, r.ev, r.note, r.att, r.jec, r.jem
+    FROM u JOIN r ON r.id = u.id
+),
+released AS (
+    DELETE FROM {schema}.concurrency_locks AS l
+    USING u
+    WHERE l.key = u.concurrency_key AND l.job_id = u.id
+)
+SELECT u.id FROM u
+UNION ALL
+SELECT NULL FROM (
+    SELECT pg_notify({channel}, d.queue)
+    FROM (SELECT DISTINCT u.queue FROM u WHERE u.state = 'pending' AND u.run_at <= %(now)s) AS d
+) AS n
+
+-- name: extend_leases
+UPDATE {schema}.jobs AS j
+SET lease_expires_at = %(expires)s
+FROM jsonb_to_recordset(%(doc)s::jsonb) AS r(id text, tok text)
+WHERE j.id = r.id AND j.lease_token = r.tok AND j.state = 'running'
+RETURNING j.id
+
+-- name: expired_leases
+SELECT id, lease_token, run_count, failure_count
+FROM {schema}.jobs
+WHERE state = 'running' AND lease_expires_at < %(now)s
+ORDER BY lease_expires_at
+LIMIT %(limit)s
+FOR UPDATE SKIP LOCKED
+
+-- name: pending_counts_by_kind
+SELECT kind, count(*) FROM {schema}.jobs WHERE state = 'pending' GROUP BY kind
+
+-- ---------------------------------------------------------------- operator
+
+-- name: get_job
+SELECT j.id, j.kind, j.queue, j.priority, j.state, j.payload, j.carry, j.dedup_key,
+       j.concurrency_key, j.run_at, j.created_at, j.run_count, j.failure_count, j.output,
+       j.error_code, j.error_message, j.finished_at, j.journal_count,
+       CASE WHEN j.journal_count > 0 THEN (
+           SELECT jsonb_agg(jsonb_build_array(e.at, e.run, e.event, e.note, e.attachment,
+                                              e.error_code, e.error_message, e.decision)
+                            ORDER BY e.n)
+           FROM {schema}.journal AS e WHERE e.job_id = j.id)
+       END
+FROM {schema}.jobs AS j
+WHERE j.id = %(id)s
+
+-- name: job_state
+SELECT state, run_count FROM {schema}.jobs WHERE id = %(id)s FOR UPDATE
+
+-- name: cancel_job
+-- For a running job, clearing the lease token is the fence: the worker's
+-- result no longer matches and its next heartbeat reports the lease lost.
+WITH u AS (
+    UPDATE {schema}.jobs
+    SET state = 'cancelled', lease_token = NULL, lease_expires_at = NULL, worker_id = NULL,
+        finished_at = %(now)s, purge_after = %(purge_after)s,
+        journal_count = journal_count + 1
+    WHERE id = %(id)s
+    RETURNING id, journal_count
+),
+released AS (
+    DELETE FROM {schema}.concurrency_locks AS l USING u WHERE l.job_id = u.id
+)
+INSERT INTO {schema}.journal (job_id, n, at, run, event, note)
+SELECT u.id, u.journal_count, %(at)s, %(run)s, %(event)s, %(note)s FROM u
+
+-- name: retry_job
+-- Back to pending from dead or cancelled, giving up the dedup key if a newer
+-- pending job holds it (the same rule as end_runs).
+WITH u AS (
+    UPDATE {schema}.jobs AS j
+    SET state = 'pending', run_at = %(now)s, finished_at = NULL, purge_after = NULL,
+        journal_count = j.journal_count + 1,
+        dedup_key = CASE
+            WHEN j.dedup_key IS NOT NULL AND EXISTS (
+                SELECT 1 FROM {schema}.jobs AS other
+                WHERE other.kind = j.kind AND other.dedup_key = j.dedup_key
+                  AND other.state = 'pending')
+            THEN NULL
+            ELSE j.dedup_key
+        END
+    WHERE j.id = %(id)s AND j.state IN ('dead', 'cancelled')
+    RETURNING j.id, j.journal_count, j.queue
+),
+journal AS (
+    INSERT INTO {schema}.journal (job_id, n, at, run, event, note)
+    SELECT u.id, u.journal_count, %(at)s, %(run)s, %(event)s, %(note)s FROM u
+)
+SELECT pg_notify({channel}, u.queue) FROM u
+
+-- name: list_jobs
+-- NULL filters mean "any". %(before_id)s pages backwards: only ids below it.
+SELECT id, kind, queue, priority, state, payload, carry, dedup_key, concurrency_key,
+       run_at, created_at, run_count, failure_count, output, error_code, error_message,
+       finished_at, journal_count
+FROM {schema}.jobs
+WHERE (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
+  AND (%(states)s::text[] IS NULL OR state = ANY(%(states)s::text[]))
+  AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+  AND (%(before_id)s::text IS NULL OR id < %(before_id)s::text)
+ORDER BY id DESC
+LIMIT %(limit)s
+
+-- name: counts_by_kind_and_state
+SELECT kind, state, count(*), min(created_at)
+FROM {schema}.jobs
+GROUP BY kind, state
+
+-- name: finished_since
+SELECT j.kind, w.minutes, count(*)
+FROM {schema}.jobs AS j
+JOIN unnest(%(minutes)s::integer[]) AS w(minutes)
+  ON j.finished_at >= %(now)s - make_interval(mins => w.minutes)
+WHERE j.finished_at IS NOT NULL
+GROUP BY j.kind, w.minutes
+
+-- name: prune
+WITH d AS (
+    SELECT id FROM {schema}.jobs
+    WHERE purge_after < %(now)s AND state IN ('completed', 'dead', 'cancelled')
+    ORDER BY purge_after
+    LIMIT %(limit)s
+    FOR UPDATE SKIP LOCKED
+),
+journal AS (
+    DELETE FROM {schema}.journal AS e USING d WHERE e.job_id = d.id
+),
+gone AS (
+    DELETE FROM {schema}.jobs AS j USING d WHERE j.id = d.id RETURNING 1
+)
+SELECT count(*) FROM gone
