@@ -59,3 +59,12 @@ async def _open_sqlite(tmp_path: Path) -> AsyncIterator[Backend]:
 BACKENDS: list[BackendFactory] = [
     BackendFactory(name="sqlite", open=_open_sqlite),
 ]
+
+
+def _register_postgres() -> None:
+    from tests.pg_fixtures import POSTGRES_BACKEND
+
+    BACKENDS.append(POSTGRES_BACKEND)
+
+
+_register_postgres()

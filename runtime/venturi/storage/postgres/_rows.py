@@ -249,6 +249,8 @@ def expired_row(
 
 def end_runs_doc(rows: list[dict[str, Any]]) -> str:
     """The ``end_runs`` document; an attachment JSON cannot hold is replaced, not fatal."""
+    for i, row in enumerate(rows):
+        row["i"] = i
     try:
         return dumps(rows)
     except (TypeError, ValueError):

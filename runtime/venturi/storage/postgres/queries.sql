@@ -165,11 +165,13 @@ GROUP BY e.job_id
 -- a join on state = 'running' made completion quadratic).
 -- A job going back to pending gives up its dedup key when another pending
 -- job already holds it: an enqueue with that key arrived while it ran (the
--- running job was no merge candidate), and the newer job keeps the key.
+-- running job was no merge candidate), and the newer job keeps the key. So
+-- does a job whose key an earlier result of the same batch (r.i is the
+-- position) takes back to pending, as if the results were applied in order.
 -- Jobs that become ready again wake idle workers.
 WITH r AS (
     SELECT * FROM jsonb_to_recordset(%(doc)s::jsonb) AS r(
-        id text, tok text, st text, ra timestamptz, ca text, fa integer, out text, ec text,
+        i integer, id text, tok text, st text, ra timestamptz, ca text, fa integer, out text, ec text,
         em text, fin timestamptz, pa timestamptz, at timestamptz, run integer, ev text,
         note text, att jsonb, jec text, jem text)
 ),
@@ -189,10 +191,16 @@ u AS (
         worker_id = NULL,
         journal_count = j.journal_count + 1,
         dedup_key = CASE
-            WHEN r.st = 'pending' AND j.dedup_key IS NOT NULL AND EXISTS (
-                SELECT 1 FROM {schema}.jobs AS other
-                WHERE other.kind = j.kind AND other.dedup_key = j.dedup_key
-                  AND other.state = 'pending')
+            WHEN r.st = 'pending' AND j.dedup_key IS NOT NULL AND (
+                EXISTS (
+                    SELECT 1 FROM {schema}.jobs AS other
+                    WHERE other.kind = j.kind AND other.dedup_key = j.dedup_key
+                      AND other.state = 'pending')
+                OR EXISTS (
+                    SELECT 1 FROM r AS earlier JOIN {schema}.jobs AS other ON other.id = earlier.id
+                    WHERE earlier.i < r.i AND earlier.st = 'pending'
+                      AND other.lease_token = earlier.tok
+                      AND other.kind = j.kind AND other.dedup_key = j.dedup_key))
             THEN NULL
             ELSE j.dedup_key
         END

@@ -1,0 +1,5 @@
+"""Shared test configuration."""
+
+from __future__ import annotations
+
+pytest_plugins = ["tests.pg_fixtures"]
