@@ -61,6 +61,21 @@ class Worker(Generic[S]):
         return self
 
     @property
+    def database(self) -> str | Storage | None:
+        """The URL or ``Storage`` the worker runs against; None: ``$VENTURI_DATABASE_URL``.
+
+        Settable between runs, so a launcher (``venturi worker --database``)
+        can point a worker built by application code at another database.
+        """
+        return self._database
+
+    @database.setter
+    def database(self, value: str | Storage | None) -> None:
+        if self._engine is not None:
+            raise RuntimeError("cannot change the database of a running worker")
+        self._database = value
+
+    @property
     def kinds(self) -> tuple[str, ...]:
         """The registered task kinds (the only kinds this worker claims)."""
         return self._registry.kinds
