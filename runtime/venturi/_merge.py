@@ -44,7 +44,7 @@ Replace: Merge[Any, Any] = Merge(MergeKind.REPLACE)
 Independent: Merge[Any, Any] = Merge(MergeKind.INDEPENDENT)
 
 
-def With(task: T, carry: C) -> Merge[T, C]:  # noqa: N802 - reads as a variant, like Keep
+def With(task: T, carry: C) -> Merge[T, C]:
     """Replace the existing job's payload and carry with computed values, continuing its work.
 
     The priority of the surviving job becomes ``task.priority()``, so a merge can escalate it.
