@@ -19,11 +19,14 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
-from tests.conformance.backends import Backend, BackendFactory
+if TYPE_CHECKING:
+    from tests.conformance.backends import Backend
+
 
 ADMIN_URL = os.environ.get("VENTURI_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
@@ -81,8 +84,11 @@ def pg_url(pg_schema: str) -> str:
 
 
 @asynccontextmanager
-async def _open_postgres(tmp_path: Path) -> AsyncIterator[Backend]:
+async def open_postgres(tmp_path: Path) -> AsyncIterator[Backend]:
+    """The conformance suite's factory: a fresh schema seen through both storages."""
     from venturi.storage.postgres import PostgresStorage, PostgresSyncStorage
+
+    from tests.conformance.backends import Backend
 
     schema = new_schema_name()
     url = schema_url(schema)
@@ -95,11 +101,3 @@ async def _open_postgres(tmp_path: Path) -> AsyncIterator[Backend]:
         sync.close()
         await storage.close()
         drop_schema(schema)
-
-
-POSTGRES_BACKEND = BackendFactory(
-    name="postgres",
-    open=_open_postgres,
-    skip_reason=skip_reason,
-    marks=(pytest.mark.postgres,),
-)

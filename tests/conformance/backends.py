@@ -62,9 +62,18 @@ BACKENDS: list[BackendFactory] = [
 
 
 def _register_postgres() -> None:
-    from tests.pg_fixtures import POSTGRES_BACKEND
+    import pytest
 
-    BACKENDS.append(POSTGRES_BACKEND)
+    from tests.pg_fixtures import open_postgres, skip_reason
+
+    BACKENDS.append(
+        BackendFactory(
+            name="postgres",
+            open=open_postgres,
+            skip_reason=skip_reason,
+            marks=(pytest.mark.postgres,),
+        )
+    )
 
 
 _register_postgres()

@@ -190,33 +190,42 @@ def claimed_jobs(
 
 
 def end_run_row(result: RunResult, now: datetime) -> dict[str, Any]:
-    """One element of the ``end_runs`` document for a worker's result."""
-    state = _STATE[result.resolution]
-    terminal = state != "pending"
+    """One element of the ``end_runs`` document for a worker's result; null fields are
+    left out (they read as NULL), which keeps a flush's document small."""
+    resolution = result.resolution
     entry = result.journal_entry
-    run_at = None
-    if not terminal:
-        run_at = (now if result.run_at is None else aware(result.run_at)).isoformat()
-    return {
+    state = _STATE[resolution]
+    row: dict[str, Any] = {
         "id": result.job_id,
         "tok": result.lease_token,
         "st": state,
-        "ra": run_at,
-        "ca": None if terminal else result.carry,
-        "fa": _FAILURES.get(result.resolution, 0),
-        "out": result.output if result.resolution is Resolution.COMPLETED else None,
-        "ec": result.error_code,
-        "em": result.error_message,
-        "fin": now.isoformat() if terminal else None,
-        "pa": result.purge_after.isoformat() if terminal and result.purge_after else None,
         "at": aware(entry.at).isoformat(),
         "run": entry.run,
-        "ev": str(entry.event),
-        "note": entry.note,
-        "att": entry.attachment,
-        "jec": entry.error_code,
-        "jem": entry.error_message,
+        "ev": entry.event,
     }
+    if state == "pending":
+        row["ra"] = (now if result.run_at is None else aware(result.run_at)).isoformat()
+        if result.carry is not None:
+            row["ca"] = result.carry
+    elif result.purge_after is not None:
+        row["pa"] = result.purge_after.isoformat()
+    if resolution in _FAILURES:
+        row["fa"] = 1
+    if result.output is not None and resolution is Resolution.COMPLETED:
+        row["out"] = result.output
+    if result.error_code is not None:
+        row["ec"] = result.error_code
+    if result.error_message is not None:
+        row["em"] = result.error_message
+    if entry.note is not None:
+        row["note"] = entry.note
+    if entry.attachment is not None:
+        row["att"] = entry.attachment
+    if entry.error_code is not None:
+        row["jec"] = entry.error_code
+    if entry.error_message is not None:
+        row["jem"] = entry.error_message
+    return row
 
 
 def expired_row(
@@ -231,30 +240,23 @@ def expired_row(
 ) -> dict[str, Any]:
     """One element of the ``end_runs`` document for a lease that ran out."""
     failures = failure_count + 1
+    row: dict[str, Any] = {"id": job_id, "tok": token, "fa": 1, "at": now.isoformat(), "run": run_count}
     if max_failures is not None and failures >= max_failures:
         message = f"the lease expired; {failures} failed runs reach the backstop of {max_failures}"
-        state, code, event = "dead", BACKSTOP_REACHED, JournalEvent.DEAD
-        run_at, finished, purge = None, now.isoformat(), purge_after.isoformat()
+        row.update(st="dead", ec=BACKSTOP_REACHED, ev=JournalEvent.DEAD, pa=purge_after.isoformat())
     else:
         message = "the lease expired before the worker reported the run's end"
-        state, code, event = "pending", LEASE_EXPIRED, JournalEvent.LEASE_EXPIRED
-        run_at, finished, purge = now.isoformat(), None, None
-    return {
-        "id": job_id, "tok": token, "st": state, "ra": run_at, "ca": None, "fa": 1,
-        "out": None, "ec": code, "em": message, "fin": finished, "pa": purge,
-        "at": now.isoformat(), "run": run_count, "ev": str(event), "note": message,
-        "att": None, "jec": code, "jem": message,
-    }  # fmt: skip
+        row.update(st="pending", ec=LEASE_EXPIRED, ev=JournalEvent.LEASE_EXPIRED, ra=now.isoformat())
+    row.update(em=message, note=message, jec=row["ec"], jem=message)
+    return row
 
 
 def end_runs_doc(rows: list[dict[str, Any]]) -> str:
     """The ``end_runs`` document; an attachment JSON cannot hold is replaced, not fatal."""
-    for i, row in enumerate(rows):
-        row["i"] = i
     try:
         return dumps(rows)
     except (TypeError, ValueError):
         for row in rows:
-            if row["att"] is not None:
+            if "att" in row:
                 row["att"] = json.loads(_attachment_text(row["att"]))
         return dumps(rows)

@@ -112,7 +112,10 @@ FROM u
 -- concurrency key is already held is passed over in the scan; the keys of
 -- the chosen jobs are then taken in concurrency_locks, where ON CONFLICT DO
 -- NOTHING drops a job whose key a concurrent claim took first, and DISTINCT
--- ON keeps one job per key within the batch. Times come from the caller
+-- ON keeps one job per key within the batch. The leasing UPDATE is driven
+-- by primary key (id = ANY(ARRAY(...))): joined to the CTE instead, the
+-- planner's estimates made it hash-join a sequential scan of the whole
+-- table, a cost growing with every finished job. Times come from the caller
 -- (claim(now=...)), like every other time this backend stores.
 WITH cand AS MATERIALIZED (
     SELECT j.id, j.concurrency_key, j.priority, j.run_at
@@ -144,8 +147,7 @@ picked AS (
 UPDATE {schema}.jobs AS j
 SET state = 'running', lease_token = %(token)s, lease_expires_at = %(expires)s,
     worker_id = %(worker)s, run_count = j.run_count + 1
-FROM picked
-WHERE j.id = picked.id
+WHERE j.id = ANY(ARRAY(SELECT picked.id FROM picked))
 RETURNING j.id, j.kind, j.queue, j.priority, j.payload, j.carry, j.run_count,
           j.failure_count, j.concurrency_key, j.journal_count, j.run_at
 
@@ -168,23 +170,26 @@ GROUP BY e.job_id
 -- running job was no merge candidate), and the newer job keeps the key. So
 -- does a job whose key an earlier result of the same batch (r.i is the
 -- position) takes back to pending, as if the results were applied in order.
+-- The document leaves out null fields (they read as NULL) to stay small:
+-- its size is most of what a flush costs to send.
 -- Jobs that become ready again wake idle workers.
 WITH r AS (
-    SELECT * FROM jsonb_to_recordset(%(doc)s::jsonb) AS r(
-        i integer, id text, tok text, st text, ra timestamptz, ca text, fa integer, out text, ec text,
-        em text, fin timestamptz, pa timestamptz, at timestamptz, run integer, ev text,
-        note text, att jsonb, jec text, jem text)
+    SELECT * FROM ROWS FROM (jsonb_to_recordset(%(doc)s::jsonb) AS (
+        id text, tok text, st text, ra timestamptz, ca text, fa integer, out text, ec text,
+        em text, pa timestamptz, at timestamptz, run integer, ev text, note text, att jsonb,
+        jec text, jem text)) WITH ORDINALITY AS r(
+        id, tok, st, ra, ca, fa, out, ec, em, pa, at, run, ev, note, att, jec, jem, i)
 ),
 u AS (
     UPDATE {schema}.jobs AS j
     SET state = r.st,
         run_at = coalesce(r.ra, j.run_at),
         carry = coalesce(r.ca, j.carry),
-        failure_count = j.failure_count + r.fa,
+        failure_count = j.failure_count + coalesce(r.fa, 0),
         output = r.out,
         error_code = r.ec,
         error_message = r.em,
-        finished_at = r.fin,
+        finished_at = CASE WHEN r.st = 'pending' THEN NULL ELSE %(now)s::timestamptz END,
         purge_after = r.pa,
         lease_token = NULL,
         lease_expires_at = NULL,
