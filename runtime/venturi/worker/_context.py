@@ -19,7 +19,16 @@ C = TypeVar("C")
 class Context(Generic[C]):
     """Per-run context. The worker persists ``carry`` after a retry or a pause."""
 
-    __slots__ = ("_attachment", "_cancel", "_carry", "_history", "job_id", "queue", "run_count")
+    __slots__ = (
+        "_attachment",
+        "_cancel",
+        "_cancel_requested",
+        "_carry",
+        "_history",
+        "job_id",
+        "queue",
+        "run_count",
+    )
 
     def __init__(
         self,
@@ -38,7 +47,10 @@ class Context(Generic[C]):
         self._history = history
         self._carry = carry
         self._attachment: Any = None
-        self._cancel = cancel_event if cancel_event is not None else asyncio.Event()
+        # The event is made only when a handler awaits ``cancelled()``: most runs
+        # never do, and the worker's per-job path stays allocation-light.
+        self._cancel = cancel_event
+        self._cancel_requested = False
 
     @property
     def history(self) -> tuple[JournalEntry, ...]:
@@ -69,8 +81,20 @@ class Context(Generic[C]):
 
     def is_cancelled(self) -> bool:
         """Whether the worker asked this run to stop (shutdown, cancel, lost lease)."""
-        return self._cancel.is_set()
+        if self._cancel_requested:
+            return True
+        return self._cancel is not None and self._cancel.is_set()
 
     async def cancelled(self) -> None:
         """Resolves when the worker asks this run to stop."""
+        if self._cancel is None:
+            self._cancel = asyncio.Event()
+            if self._cancel_requested:
+                self._cancel.set()
         await self._cancel.wait()
+
+    def request_cancel(self) -> None:
+        """The worker's side: ask this run to stop. Idempotent."""
+        self._cancel_requested = True
+        if self._cancel is not None:
+            self._cancel.set()

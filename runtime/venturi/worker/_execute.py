@@ -13,7 +13,6 @@ from typing import Any, Final
 
 from venturi import codec
 from venturi._codec_protocol import NoCarry
-from venturi._journal import JournalEntry
 from venturi.storage._types import ClaimedJob
 from venturi.worker._context import Context
 from venturi.worker._outcome import FailureCode, TaskError
@@ -36,13 +35,18 @@ async def execute(
     reg: Registration,
     job: ClaimedJob,
     state: Any,
-    cancel_event: asyncio.Event | None,
+    contexts: list[Context[Any] | None],
+    index: int,
     *,
     release_on_cancel: bool,
-    history: tuple[JournalEntry, ...] | None = None,
 ) -> RunEnd:
-    """Run ``job`` once. With ``release_on_cancel`` a cancellation of the run (the drain
-    deadline of a graceful shutdown) is swallowed and reported as a hand-back."""
+    """Run ``job`` once.
+
+    While the handler runs, its context sits in ``contexts[index]`` so that the
+    worker can ask it to stop. With ``release_on_cancel`` a cancellation of the
+    run (the drain deadline of a graceful shutdown) is swallowed and reported
+    as a hand-back.
+    """
     end = RunEnd(job, reg)
     try:
         task = reg.task_cls.from_json(codec.loads(job.payload))
@@ -58,13 +62,9 @@ async def execute(
             end.error = decode_error("carry", reg, exc)
             return end
     ctx: Context[Any] = Context(
-        job_id=job.id,
-        run_count=job.run_count,
-        history=job.journal if history is None else history,
-        carry=carry,
-        cancel_event=cancel_event,
-        queue=job.queue,
+        job_id=job.id, run_count=job.run_count, history=job.journal, carry=carry, queue=job.queue
     )
+    contexts[index] = ctx
     try:
         if reg.timeout is None:
             end.outcome = await reg.handle(task, ctx, state)
@@ -77,6 +77,8 @@ async def execute(
     except Exception as exc:
         end.error = exc
         end.backoff = _task_backoff(task)
+    finally:
+        contexts[index] = None
     end.carry = ctx.carry
     end.attachment = ctx.attachment
     return end

@@ -20,7 +20,7 @@ from venturi.storage._protocol import Storage
 from venturi.storage._types import Resolution, RunResult
 from venturi.worker._leases import LeaseTable
 from venturi.worker._outcome import TaskError
-from venturi.worker._resolve import Policy, RunEnd, resolve
+from venturi.worker._resolve import Policy, RunEnd, resolve, resolve_batch
 
 log = logging.getLogger("venturi.worker")
 
@@ -128,33 +128,44 @@ class Flusher:
 
     async def write(self, ends: list[RunEnd]) -> None:
         now = self._clock()
-        results: list[RunResult] = []
-        kept: list[RunEnd] = []
         release = self._leases.release
-        policy = self._policy
+        kept: list[RunEnd] = []
         for end in ends:
-            if not release(end.job.id):
-                self._stats.dropped += 1
-                log.warning(
-                    "result dropped: the job's lease was lost while it ran",
-                    extra={"event": "result_dropped", "job_id": end.job.id, "kind": end.job.kind},
-                )
+            if release(end.job.id):
+                kept.append(end)
                 continue
-            try:
-                results.append(resolve(end, now=now, policy=policy))
-            except Exception:  # a bug here must not lose the rest of the batch
-                log.exception(
-                    "could not build the run's result; the lease will expire and the job be retried",
-                    extra={"event": "resolve_error", "job_id": end.job.id, "kind": end.job.kind},
-                )
-                continue
-            kept.append(end)
+            self._stats.dropped += 1
+            log.warning(
+                "result dropped: the job's lease was lost while it ran",
+                extra={"event": "result_dropped", "job_id": end.job.id, "kind": end.job.kind},
+            )
+        try:
+            results = resolve_batch(kept, now=now, policy=self._policy)
+        except Exception:  # a bug in one result must not lose the rest of the batch
+            results, kept = self._resolve_one_by_one(kept, now)
         if not results:
             return
         held = await self._finish(results, now)
         if held is None:
             return
         self._account(kept, results, held)
+
+    def _resolve_one_by_one(
+        self, ends: list[RunEnd], now: datetime
+    ) -> tuple[list[RunResult], list[RunEnd]]:
+        results: list[RunResult] = []
+        kept: list[RunEnd] = []
+        for end in ends:
+            try:
+                results.append(resolve(end, now=now, policy=self._policy))
+            except Exception:
+                log.exception(
+                    "could not build the run's result; the lease will expire and the job be retried",
+                    extra={"event": "resolve_error", "job_id": end.job.id, "kind": end.job.kind},
+                )
+                continue
+            kept.append(end)
+        return results, kept
 
     async def _finish(self, results: list[RunResult], now: datetime) -> list[bool] | None:
         delay = 0.05

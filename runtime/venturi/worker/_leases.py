@@ -3,99 +3,82 @@
 Every claimed job stays in the table until its result is handed to storage.
 The heartbeat extends all of them at once; a job missing from the answer
 lost its lease (an operator cancelled it, or it expired and another worker
-took it over). Its run is told to stop through its context, and whatever it
-ends with is dropped: storage's fence would reject it anyway, and saying so
-in the log is more useful than a silent rejection.
+took it over). Its run is told to stop through its context, a job not yet
+started is not started at all, and whatever a lost run ends with is dropped:
+storage's fence would reject it anyway, and saying so in the log is more
+useful than a silent rejection.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from datetime import datetime, timedelta
 
 from venturi.storage._protocol import Storage
+from venturi.storage._types import ClaimedJob
 
 log = logging.getLogger("venturi.worker")
 
 
 class LeaseTable:
-    """job_id -> (lease token, the run's cancel event, kind); plus the ids whose lease was lost."""
+    """The claimed jobs by id (each carries its lease token), and the ids whose lease was lost."""
 
-    __slots__ = ("_held", "lost")
+    __slots__ = ("held", "lost")
 
     def __init__(self) -> None:
-        self._held: dict[str, tuple[str, asyncio.Event, str]] = {}
+        self.held: dict[str, ClaimedJob] = {}
         self.lost: set[str] = set()
 
-    def add(self, job_id: str, token: str, kind: str) -> asyncio.Event:
-        event = asyncio.Event()
-        self._held[job_id] = (token, event, kind)
-        return event
+    def add_all(self, jobs: list[ClaimedJob]) -> None:
+        held = self.held
+        for job in jobs:
+            held[job.id] = job
 
     def release(self, job_id: str) -> bool:
-        """Forget a lease whose result goes to storage now; False if it was lost meanwhile."""
-        self._held.pop(job_id, None)
-        if self.lost:
-            try:
-                self.lost.remove(job_id)
-            except KeyError:
-                return True
+        """Forget a lease whose result goes to storage now; False if it was lost meanwhile
+        (or its result was already sent)."""
+        if self.held.pop(job_id, None) is None:
+            return False
+        if self.lost and job_id in self.lost:
+            self.lost.remove(job_id)
             return False
         return True
 
     def snapshot(self) -> list[tuple[str, str]]:
-        return [(job_id, held[0]) for job_id, held in self._held.items()]
+        return [(job_id, job.lease_token) for job_id, job in self.held.items()]
 
-    def mark_lost(self, job_id: str, token: str) -> str | None:
-        """Record a lost lease and tell its run to stop; return its kind, or None if the
-        lease is no longer in the table."""
-        held = self._held.get(job_id)
-        if held is None or held[0] != token:
+    def mark_lost(self, job_id: str, token: str) -> ClaimedJob | None:
+        """Record a lost lease; return its job, or None if the lease is no longer held here."""
+        job = self.held.get(job_id)
+        if job is None or job.lease_token != token:
             return None
         self.lost.add(job_id)
-        held[1].set()
-        return held[2]
-
-    def cancel_all(self) -> None:
-        """Ask every run to stop (graceful shutdown)."""
-        for held in self._held.values():
-            held[1].set()
+        return job
 
     def __len__(self) -> int:
-        return len(self._held)
-
-    def __contains__(self, job_id: object) -> bool:
-        return job_id in self._held
+        return len(self.held)
 
 
 async def heartbeat_once(
-    storage: Storage,
-    table: LeaseTable,
-    *,
-    lease_duration: timedelta,
-    now: datetime,
-) -> int:
-    """Extend every held lease once; return how many were found lost."""
+    storage: Storage, table: LeaseTable, *, lease_duration: timedelta, now: datetime
+) -> list[ClaimedJob]:
+    """Extend every held lease once; return the jobs found to have lost theirs."""
     leases = table.snapshot()
     if not leases:
-        return 0
+        return []
     held = await storage.heartbeat(leases, lease_duration=lease_duration, now=now)
-    lost = 0
+    lost: list[ClaimedJob] = []
     for job_id, token in leases:
-        # A job finished while the heartbeat was in flight is simply gone from the table.
         if job_id in held:
             continue
-        kind = table.mark_lost(job_id, token)
-        if kind is not None:
-            lost += 1
+        # A job whose result was written while the heartbeat was in flight is gone
+        # from the table: finished, not lost.
+        job = table.mark_lost(job_id, token)
+        if job is not None:
+            lost.append(job)
             log.warning(
                 "lease lost (cancelled, or expired and reclaimed): the run is asked to stop "
                 "and its result will be dropped",
-                extra={
-                    "event": "lease_lost",
-                    "job_id": job_id,
-                    "kind": kind,
-                },
+                extra={"event": "lease_lost", "job_id": job_id, "kind": job.kind},
             )
     return lost

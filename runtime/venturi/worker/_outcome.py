@@ -41,6 +41,8 @@ class Outcome(Generic[O_co]):
     @staticmethod
     def completed(output: object = None) -> Outcome[object]:
         """The job is done (with its typed output, for tasks that declare one)."""
+        if output is None:
+            return _COMPLETED  # immutable: one shared instance for the commonest outcome
         return Outcome(OutcomeKind.COMPLETED, output=output)
 
     @overload
@@ -66,6 +68,9 @@ class Outcome(Generic[O_co]):
         if resume_in < timedelta(0):
             raise ValueError("resume_in must not be negative")
         return Outcome(OutcomeKind.PAUSE, note=note, resume_in=resume_in)
+
+
+_COMPLETED: Outcome[None] = Outcome(OutcomeKind.COMPLETED)
 
 
 class FailureCode(enum.StrEnum):

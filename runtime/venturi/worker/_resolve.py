@@ -28,6 +28,10 @@ MAX_MESSAGE_CHARS: Final = 2000
 MAX_ATTACHMENT_BYTES: Final = 64 * 1024
 
 
+#: ``Outcome.completed()`` returns this one shared instance.
+_COMPLETED_PLAIN: Final = Outcome.completed()
+
+
 class _KeepCarry:
     """Marks a run that never decoded its carry: the stored carry stays as it is."""
 
@@ -170,6 +174,41 @@ def resolve(end: RunEnd, *, now: datetime, policy: Policy) -> RunResult:
     else:
         error = end.error
     return _failed(end, error, now, policy, attachment)
+
+
+def resolve_batch(ends: list[RunEnd], *, now: datetime, policy: Policy) -> list[RunResult]:
+    """``resolve`` for a batch sharing one ``now``, with a fast path for the commonest run:
+    completed, no output, note or attachment."""
+    results: list[RunResult] = []
+    append = results.append
+    purge_after: dict[timedelta | None, datetime] = {}
+    completed = JournalEvent.COMPLETED
+    for end in ends:
+        outcome = end.outcome
+        reg = end.reg
+        if (
+            outcome is _COMPLETED_PLAIN
+            and end.attachment is None
+            and reg.output_cls is None
+            and not end.released
+        ):
+            job = end.job
+            retention = reg.retention
+            purge = purge_after.get(retention)
+            if purge is None:
+                purge = purge_after[retention] = now + _retention(reg, policy)
+            append(
+                RunResult(
+                    job.id,
+                    job.lease_token,
+                    Resolution.COMPLETED,
+                    JournalEntry(now, job.run_count, completed),
+                    purge_after=purge,
+                )
+            )
+        else:
+            append(resolve(end, now=now, policy=policy))
+    return results
 
 
 def _completed(

@@ -1,0 +1,159 @@
+"""The claimer: leases ready jobs in batches, as fast as the consumers free room.
+
+It claims only when a claim is worth a transaction: when at least ``refill``
+slots are free (a full batch, or one slot when nothing is prefetched), and
+sleeps until the consumers report that much room. Before every claim cycle,
+the first included, it runs the admission reconciler. With nothing ready it
+waits ``poll_interval`` (or for a notification); after a short batch, which
+may mean jobs were skipped for a held concurrency key, it looks again as
+soon as any run ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+from venturi._ids import new_lease_token
+from venturi.storage._protocol import Notifier, Storage
+from venturi.storage._types import ClaimRequest
+from venturi.worker._config import WorkerConfig, seconds
+
+if TYPE_CHECKING:
+    from venturi.worker._engine import Engine
+
+log = logging.getLogger("venturi.worker")
+
+
+class Claimer:
+    def __init__(
+        self,
+        engine: Engine,
+        storage: Storage,
+        config: WorkerConfig,
+        kinds: tuple[str, ...],
+        *,
+        notifier: Notifier | None,
+        until_idle: bool,
+    ) -> None:
+        self._engine = engine
+        self._storage = storage
+        self._config = config
+        self._kinds = kinds
+        self._notifier = notifier
+        self._until_idle = until_idle
+        self._limit = config.in_flight_limit
+        prefetch = config.in_flight_limit - config.concurrency
+        self._batch = config.claim_batch
+        self._refill = min(config.claim_batch, max(prefetch, 1))
+
+    async def run(self) -> None:
+        engine = self._engine
+        config = self._config
+        lease_duration = timedelta(seconds=seconds(config.lease_duration))
+        poll = seconds(config.poll_interval)
+        while not engine.stopping:
+            free = self._limit - engine.in_flight
+            if free < self._refill:
+                await self._wait_runs(self._limit - self._refill)
+                continue
+            await self._reconcile()
+            if engine.stopping:
+                return
+            want = min(free, self._batch)
+            settled = engine.in_flight == 0 and engine.flusher.pending == 0
+            request = ClaimRequest(
+                queues=config.queues,
+                kinds=self._kinds,
+                limit=want,
+                lease_token=new_lease_token(),
+                lease_duration=lease_duration,
+                worker_id=config.worker_id,
+            )
+            try:
+                jobs = await self._storage.claim(request, now=datetime.now(UTC))
+            except Exception:
+                log.exception(
+                    "claim failed; retrying after the poll interval", extra={"event": "claim_error"}
+                )
+                await self._idle(poll)
+                continue
+            if jobs:
+                engine.dispatch(jobs)
+            if len(jobs) == want:
+                continue
+            if self._until_idle:
+                if not jobs and settled:
+                    log.info("no ready jobs left: stopping", extra={"event": "idle"})
+                    engine.request_stop()
+                    return
+                # Let everything in flight end and be written: a retry due now is ready then.
+                await self._wait_runs(0)
+                await engine.flusher.wait_idle()
+            elif jobs:
+                # The backlog may be exhausted, or jobs were skipped for a held
+                # concurrency key: look again as soon as something ends.
+                await self._wait_runs(engine.in_flight - 1, timeout=poll)
+            else:
+                await self._idle(poll)
+
+    async def _reconcile(self) -> None:
+        reconciler = self._config.reconciler
+        if reconciler is None:
+            return
+        try:
+            result = reconciler()
+            if inspect.isawaitable(result):
+                await result
+        except Exception:
+            log.exception(
+                "the admission reconciler failed; claiming continues",
+                extra={"event": "reconciler_error"},
+            )
+
+    async def _wait_runs(self, in_flight: int, timeout: float | None = None) -> None:
+        """Sleep until no more than ``in_flight`` jobs are in flight (or a stop, or ``timeout``)."""
+        engine = self._engine
+        engine.claimer_wake.clear()
+        if engine.stopping or engine.in_flight <= in_flight:
+            return
+        engine.wake_at = in_flight
+        try:
+            if timeout is None:
+                await engine.claimer_wake.wait()
+            else:
+                async with asyncio.timeout(timeout):
+                    await engine.claimer_wake.wait()
+        except TimeoutError:
+            pass
+        finally:
+            engine.wake_at = -1
+
+    async def _idle(self, timeout: float) -> None:
+        """No ready work: sleep ``timeout``, or until notified, or until stopped."""
+        engine = self._engine
+        if self._notifier is None:
+            await self._wait_runs(-1, timeout)
+            return
+        engine.claimer_wake.clear()
+        if engine.stopping:
+            return
+        notified = asyncio.create_task(self._notifier.wait_for_work(self._config.queues, timeout))
+        woken = asyncio.create_task(engine.claimer_wake.wait())
+        try:
+            await asyncio.wait([notified, woken], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            woken.cancel()
+            if not notified.done():
+                notified.cancel()
+            await asyncio.wait([notified, woken])
+        if not notified.cancelled() and notified.exception() is not None:
+            log.warning(
+                "waiting for notifications failed; polling instead",
+                exc_info=notified.exception(),
+                extra={"event": "notify_error"},
+            )
+            await self._wait_runs(-1, timeout)
