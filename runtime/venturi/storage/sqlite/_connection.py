@@ -1,15 +1,21 @@
-"""Opening a SQLite connection and taking its write lock without wasting time.
+"""Opening a SQLite connection, and meeting other processes' locks without wasting time.
 
 Several worker processes on one host share one database file. Every write
 runs inside ``BEGIN IMMEDIATE`` so that the write lock is taken up front and
 a transaction never fails half-way on a lock upgrade. When another process
 holds the lock, SQLite's own busy handler sleeps 1, 2, 5, 10 ... ms between
 attempts; measured on this project's reference machine
-(``research/sqlite-probe.md``) that leaves a second worker process idle most of
-the time. So ``BEGIN IMMEDIATE`` is retried here, in Python, with
-``busy_timeout=0`` and sleeps of at most 300 µs, up to a bounded total wait;
-``busy_timeout`` stays set for every other statement as a safety net (a
-reader can meet ``SQLITE_BUSY`` briefly, e.g. while the WAL index is rebuilt).
+(``research/sqlite-probe.md``) that leaves a second worker process idle most
+of the time. So ``BEGIN IMMEDIATE`` is retried here, in Python, with sleeps
+of at most 300 µs, up to a bounded total wait.
+
+``busy_timeout`` is set while the connection is opened (its pragmas can meet
+another process converting the file to WAL) and then set to 0 for good:
+toggling it around every ``BEGIN IMMEDIATE`` costs two statements, about
+8 µs per transaction on the reference machine. Its safety net is kept by
+running reads outside a transaction through the same retry loop
+(``retry_busy``). Inside a ``BEGIN IMMEDIATE`` transaction in WAL mode no
+statement waits for a lock: the write lock and the read snapshot are held.
 """
 
 from __future__ import annotations
@@ -17,16 +23,17 @@ from __future__ import annotations
 import random
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Literal
+from typing import Literal, TypeVar
 
 from venturi.errors import BackendUnavailable, ConfigurationError
 
 Synchronous = Literal["FULL", "NORMAL"]
+T = TypeVar("T")
 
-#: The safety-net busy timeout for statements outside ``BEGIN IMMEDIATE``.
-SAFETY_BUSY_TIMEOUT_MS = 5_000
+#: The busy timeout while opening the connection only (see the module docstring).
+OPEN_BUSY_TIMEOUT_S = 5.0
 #: Short sleeps while the lock is contended: waking fast is what keeps two processes busy.
 SHORT_SLEEP_S = 300e-6
 #: After this long, back off a little more so that a long writer is not hammered.
@@ -47,7 +54,7 @@ def connect(path: str, *, synchronous: Synchronous) -> sqlite3.Connection:
             path,
             isolation_level=None,
             check_same_thread=False,
-            timeout=SAFETY_BUSY_TIMEOUT_MS / 1000,
+            timeout=OPEN_BUSY_TIMEOUT_S,
             cached_statements=256,
         )
     except sqlite3.Error as exc:
@@ -59,11 +66,28 @@ def connect(path: str, *, synchronous: Synchronous) -> sqlite3.Connection:
         if path != ":memory:" and str(mode).lower() != "wal":
             raise BackendUnavailable(f"SQLite database {path!r} refused WAL mode (got {mode!r})")
         conn.execute(f"PRAGMA synchronous={synchronous}")
-        conn.execute(f"PRAGMA busy_timeout={SAFETY_BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA busy_timeout=0")
     except BaseException:
         conn.close()
         raise
     return conn
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    return exc.sqlite_errorcode in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
+def _backoff(started: float, max_wait_s: float) -> None:
+    """Sleep briefly before the next attempt, or give up once ``max_wait_s`` has passed."""
+    waited = time.monotonic() - started
+    if waited > max_wait_s:
+        raise BackendUnavailable(
+            f"the SQLite database stayed locked by another connection for {waited:.1f} s"
+        )
+    # Random sleeps de-synchronise competing processes; after a while, back
+    # off a little more so that one long writer is not hammered.
+    ceiling = SHORT_SLEEP_S if waited < PATIENT_AFTER_S else LONG_SLEEP_S
+    time.sleep(random.random() * ceiling)
 
 
 def begin_immediate(conn: sqlite3.Connection, *, max_wait_s: float) -> None:
@@ -71,29 +95,31 @@ def begin_immediate(conn: sqlite3.Connection, *, max_wait_s: float) -> None:
 
     Raises ``BackendUnavailable`` when the lock stays held for ``max_wait_s``.
     """
-    conn.execute("PRAGMA busy_timeout=0")
-    try:
-        started: float | None = None
-        while True:
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-                return
-            except sqlite3.OperationalError as exc:
-                if exc.sqlite_errorcode not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
-                    raise
-            now = time.monotonic()
-            if started is None:
-                started = now
-            waited = now - started
-            if waited > max_wait_s:
-                raise BackendUnavailable(
-                    f"the SQLite database stayed locked by another connection for {waited:.1f} s"
-                )
-            # Random sleeps de-synchronise competing processes.
-            ceiling = SHORT_SLEEP_S if waited < PATIENT_AFTER_S else LONG_SLEEP_S
-            time.sleep(random.random() * ceiling)
-    finally:
-        conn.execute(f"PRAGMA busy_timeout={SAFETY_BUSY_TIMEOUT_MS}")
+    started: float | None = None
+    while True:
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            return
+        except sqlite3.OperationalError as exc:
+            if not _is_busy(exc):
+                raise
+        if started is None:
+            started = time.monotonic()
+        _backoff(started, max_wait_s)
+
+
+def retry_busy(read: Callable[[], T], *, max_wait_s: float) -> T:
+    """Run an idempotent read, again if it meets ``SQLITE_BUSY`` (rare in WAL mode)."""
+    started: float | None = None
+    while True:
+        try:
+            return read()
+        except sqlite3.OperationalError as exc:
+            if not _is_busy(exc):
+                raise
+        if started is None:
+            started = time.monotonic()
+        _backoff(started, max_wait_s)
 
 
 @contextmanager

@@ -1,10 +1,13 @@
 """Ending runs: the worker's fenced results, and leases that simply ran out.
 
-A batch of results costs three statements whatever its size: one read of the
-current lease tokens, then one ``executemany`` of ``end_run`` and one of
-``insert_journal`` for the results whose fence held (``executemany`` beat
-JSON-array statements in every pairing the probe measured on SQLite).
-``end_run`` repeats the fence in its ``WHERE`` so that it is safe on its own.
+A batch of results costs two ``executemany`` calls whatever its size: one of
+``end_run``, fenced in its ``WHERE`` by the lease token, and one of
+``insert_journal`` (``executemany`` beat JSON-array statements in every
+pairing the probe measured on SQLite). Fences almost always hold, so the
+batch is applied optimistically inside a savepoint: when the number of rows
+changed says some fence failed, the savepoint is rolled back and the batch
+applied again after reading the current tokens, so that each result learns
+its own fate and no journal entry is written for a run that lost its lease.
 """
 
 from __future__ import annotations
@@ -38,8 +41,26 @@ def finish(
 ) -> list[bool]:
     if not results:
         return []
-    current = running_tokens(conn, queries, [r.job_id for r in results])
     now_s = epoch(now)
+    conn.execute("SAVEPOINT finish")
+    changed = conn.executemany(queries["end_run"], [_end_run_params(r, now_s) for r in results])
+    if changed.rowcount == len(results):
+        # Every fence held (a job listed twice would have failed its second one).
+        conn.execute("RELEASE finish")
+        conn.executemany(
+            queries["insert_journal"], [journal_params(r.job_id, r.journal_entry) for r in results]
+        )
+        return [True] * len(results)
+    conn.execute("ROLLBACK TO finish")
+    conn.execute("RELEASE finish")
+    return _finish_checked(conn, queries, results, now_s)
+
+
+def _finish_checked(
+    conn: sqlite3.Connection, queries: dict[str, str], results: Sequence[RunResult], now_s: float
+) -> list[bool]:
+    """The slow path: read the tokens, then apply only the results whose fence holds."""
+    current = running_tokens(conn, queries, [r.job_id for r in results])
     updates: list[tuple[Any, ...]] = []
     entries: list[tuple[Any, ...]] = []
     held: list[bool] = []

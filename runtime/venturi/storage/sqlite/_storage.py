@@ -4,15 +4,16 @@ One connection per storage object, serialised by a lock so that a ``Queue``
 can be shared by the threads of a web server. Several processes (workers and
 producers) may open the same file: every write is one ``BEGIN IMMEDIATE``
 transaction taken with the retry loop of ``_connection``. Reads run in
-autocommit mode and see the last committed state (WAL readers never block).
+autocommit mode and see the last committed state (WAL readers do not wait for
+the writer; the rare ``SQLITE_BUSY`` a reader can meet is retried).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from venturi.errors import UnsupportedCapability
 from venturi.storage._sql import load_queries
@@ -29,7 +30,12 @@ from venturi.storage._types import (
     StoredJob,
 )
 from venturi.storage.sqlite import _claim, _finish, _operator, _producer, _schema
-from venturi.storage.sqlite._connection import Synchronous, connect, write_transaction
+from venturi.storage.sqlite._connection import (
+    Synchronous,
+    connect,
+    retry_busy,
+    write_transaction,
+)
 
 CAPABILITIES = Capabilities(
     name="sqlite",
@@ -43,6 +49,8 @@ CAPABILITIES = Capabilities(
 DEFAULT_RETENTION = timedelta(days=7)
 
 _QUERIES = load_queries(_schema.PACKAGE)
+
+T = TypeVar("T")
 
 
 class SqliteStorage:
@@ -74,6 +82,11 @@ class SqliteStorage:
     def capabilities(self) -> Capabilities:
         return CAPABILITIES
 
+    def _read(self, read: Callable[[], T]) -> T:
+        """A read outside any transaction: serialised, and retried on ``SQLITE_BUSY``."""
+        with self._lock:
+            return retry_busy(read, max_wait_s=self._max_wait_s)
+
     # -- schema ------------------------------------------------------------------
 
     def migrate(self) -> int:
@@ -81,8 +94,7 @@ class SqliteStorage:
             return _schema.migrate(self._conn, self._queries, max_wait_s=self._max_wait_s)
 
     def schema_version(self) -> int:
-        with self._lock:
-            return _schema.read_version(self._conn, self._queries)
+        return self._read(lambda: _schema.read_version(self._conn, self._queries))
 
     # -- producer ------------------------------------------------------------------
 
@@ -103,8 +115,7 @@ class SqliteStorage:
     # -- operator ------------------------------------------------------------------
 
     def get(self, job_id: str) -> StoredJob | None:
-        with self._lock:
-            return _operator.get(self._conn, self._queries, job_id)
+        return self._read(lambda: _operator.get(self._conn, self._queries, job_id))
 
     def cancel(self, job_id: str, *, now: datetime) -> CancelOutcome:
         with self._lock, write_transaction(self._conn, max_wait_s=self._max_wait_s):
@@ -115,22 +126,19 @@ class SqliteStorage:
             return _operator.retry(self._conn, self._queries, job_id, now)
 
     def list_jobs(self, job_filter: JobFilter) -> list[StoredJob]:
-        with self._lock:
-            return _operator.list_jobs(self._conn, self._queries, job_filter)
+        return self._read(lambda: _operator.list_jobs(self._conn, self._queries, job_filter))
 
     def stats(
         self, *, now: datetime, windows_minutes: Sequence[int] = (1, 5, 15)
     ) -> list[KindStats]:
-        with self._lock:
-            return _operator.stats(self._conn, self._queries, now, windows_minutes)
+        return self._read(lambda: _operator.stats(self._conn, self._queries, now, windows_minutes))
 
     def prune(self, *, now: datetime, limit: int) -> int:
         with self._lock, write_transaction(self._conn, max_wait_s=self._max_wait_s):
             return _operator.prune(self._conn, self._queries, now, limit)
 
     def pending_counts_by_kind(self) -> dict[str, int]:
-        with self._lock:
-            return _operator.pending_counts_by_kind(self._conn, self._queries)
+        return self._read(lambda: _operator.pending_counts_by_kind(self._conn, self._queries))
 
     # -- worker --------------------------------------------------------------------
 
