@@ -1,0 +1,137 @@
+"""Registering handlers: every wiring mistake is refused with the kind and the fix."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, ClassVar, Self
+
+import pytest
+from venturi import ConfigurationError, Task
+from venturi.worker import Context, Handler, Outcome, Worker
+from venturi.worker._registry import Registry
+
+
+@dataclass(frozen=True, slots=True)
+class Ping(Task[Any]):
+    KIND: ClassVar[str] = "unit_registry_ping"
+    TIMEOUT: ClassVar[timedelta | None] = timedelta(seconds=3)
+
+    def to_json(self) -> Any:
+        return {}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Self:
+        return cls()
+
+
+@dataclass(frozen=True, slots=True)
+class Reserved(Task[Any]):
+    KIND: ClassVar[str] = "venturi.unit_reserved"
+
+    @classmethod
+    def from_json(cls, data: Any) -> Self:
+        return cls()
+
+
+@dataclass(frozen=True, slots=True)
+class NoDecoder(Task[Any]):
+    KIND: ClassVar[str] = "unit_registry_no_decoder"
+
+
+class PingHandler(Handler[Ping, Any, None]):
+    TASK = Ping
+
+    async def handle(self, task: Ping, ctx: Context[Any], state: None) -> Outcome[Any]:
+        return Outcome.completed()
+
+
+class OtherPingHandler(PingHandler):
+    pass
+
+
+class ReservedHandler(Handler[Reserved, Any, None]):
+    TASK = Reserved
+
+    async def handle(self, task: Reserved, ctx: Context[Any], state: None) -> Outcome[Any]:
+        return Outcome.completed()
+
+
+class NoDecoderHandler(Handler[NoDecoder, Any, None]):
+    TASK = NoDecoder
+
+    async def handle(self, task: NoDecoder, ctx: Context[Any], state: None) -> Outcome[Any]:
+        return Outcome.completed()
+
+
+class NoTask(Handler[Any, Any, None]):
+    async def handle(self, task: Any, ctx: Context[Any], state: None) -> Outcome[Any]:
+        return Outcome.completed()
+
+
+class NoHandle(Handler[Ping, Any, None]):
+    TASK = Ping
+
+
+def test_registration_reads_the_task_once() -> None:
+    entry = Registry().add(PingHandler())
+    assert entry.kind == "unit_registry_ping"
+    assert entry.task_cls is Ping
+    assert entry.timeout == 3.0
+    assert entry.no_carry
+    assert entry.output_cls is None
+
+
+def test_duplicate_kind_names_both_handlers() -> None:
+    registry = Registry()
+    registry.add(PingHandler())
+    with pytest.raises(ConfigurationError, match="'unit_registry_ping' is registered twice") as info:
+        registry.add(OtherPingHandler())
+    assert "PingHandler" in str(info.value) and "OtherPingHandler" in str(info.value)
+
+
+def test_reserved_prefix_is_refused() -> None:
+    with pytest.raises(ConfigurationError, match=r"reserved prefix 'venturi\.'"):
+        Registry().add(ReservedHandler())
+
+
+def test_handler_without_task() -> None:
+    with pytest.raises(ConfigurationError, match="NoTask has no TASK"):
+        Registry().add(NoTask())
+
+
+def test_handler_class_instead_of_instance() -> None:
+    with pytest.raises(ConfigurationError, match=r"write worker.register\(PingHandler\(\)\)"):
+        Registry().add(PingHandler)
+
+
+def test_task_without_from_json() -> None:
+    with pytest.raises(ConfigurationError, match="does not implement from_json"):
+        Registry().add(NoDecoderHandler())
+
+
+def test_handler_without_handle() -> None:
+    with pytest.raises(ConfigurationError, match="does not implement handle"):
+        Registry().add(NoHandle())
+
+
+def test_task_attribute_must_be_a_task_class() -> None:
+    class Wrong(Handler[Any, Any, None]):
+        TASK = int  # type: ignore[assignment]
+
+    with pytest.raises(ConfigurationError, match=r"must be a venturi\.Task subclass"):
+        Registry().add(Wrong())
+
+
+def test_worker_register_chains_and_reports_kinds() -> None:
+    worker: Worker[None] = Worker(None, ":memory:")
+    assert worker.register(PingHandler()) is worker
+    assert worker.kinds == ("unit_registry_ping",)
+    with pytest.raises(ConfigurationError, match="registered twice"):
+        worker.register(PingHandler())
+
+
+async def test_worker_without_handlers_fails_at_start() -> None:
+    worker: Worker[None] = Worker(None, ":memory:")
+    with pytest.raises(ConfigurationError, match="the worker has no handlers"):
+        await worker.run()
