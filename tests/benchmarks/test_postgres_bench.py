@@ -1,0 +1,206 @@
+"""PostgreSQL figures: enqueue rates, dedup latency, and worker processing rates.
+
+Prints figures, asserts only correctness (every job completed exactly once);
+no timed assertions. The bars (issue 4, this machine, synchronous_commit on):
+processing >= 38,400 jobs/s with one worker process and >= 50,000 with two;
+enqueue >= 2,760/s one by one and >= 118,000/s in batches of 1,000.
+
+    .venv/bin/python -m pytest -m benchmark -s tests/benchmarks/test_postgres_bench.py
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from venturi import Queue
+from venturi.storage.postgres import PostgresSyncStorage
+
+from tests.integration._workers.pg_tasks import Keyed
+from tests.integration.tasks import Noop
+from tests.pg_fixtures import ADMIN_URL
+
+pytestmark = [pytest.mark.benchmark, pytest.mark.postgres]
+
+JOBS = 20_000
+REPS = 3
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _admin(schema: str, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
+    with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
+        cur = conn.execute(sql.replace("{s}", f'"{schema}"'), params)  # type: ignore[arg-type]
+        return cur.fetchall() if cur.description else []
+
+
+def _reset(schema: str) -> None:
+    _admin(schema, "TRUNCATE {s}.jobs, {s}.journal, {s}.concurrency_locks")
+
+
+def _settle(schema: str) -> None:
+    _admin(schema, "VACUUM ANALYZE {s}.jobs")
+    _admin(schema, "VACUUM ANALYZE {s}.journal")
+    _admin(schema, "CHECKPOINT")
+
+
+def _xact_commit() -> int:
+    with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
+        conn.execute("SELECT pg_stat_clear_snapshot()")
+        row = conn.execute(
+            "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def _median(values: list[float]) -> str:
+    return f"{statistics.median(values):,.0f} [{min(values):,.0f}-{max(values):,.0f}]"
+
+
+# -- enqueue --------------------------------------------------------------------------
+
+
+def test_enqueue_rates(pg_url: str, pg_schema: str) -> None:
+    single: list[float] = []
+    batched: list[float] = []
+    with Queue(PostgresSyncStorage(pg_url, pool_size=1)) as queue:
+        for _ in range(REPS):
+            _reset(pg_schema)
+            count = 3_000
+            started = time.perf_counter()
+            for n in range(count):
+                queue.enqueue(Noop(n))
+            single.append(count / (time.perf_counter() - started))
+            _reset(pg_schema)
+            started = time.perf_counter()
+            for start in range(0, JOBS, 1000):
+                queue.enqueue_many(Noop(n) for n in range(start, start + 1000))
+            batched.append(JOBS / (time.perf_counter() - started))
+    print(f"\nenqueue one by one (Queue.enqueue, sync): {_median(single)} jobs/s  (bar 2,760)")
+    print(f"enqueue batches of 1,000 (Queue.enqueue_many): {_median(batched)} jobs/s  (bar 118,000)")
+
+
+# -- dedup latency ---------------------------------------------------------------------
+
+
+def _dedup_latencies(queue: Queue, prefix: str, count: int) -> tuple[list[float], list[float]]:
+    """Latency of a new key (insert) and of the same key again (merge: Keep), in µs."""
+    fresh: list[float] = []
+    again: list[float] = []
+    for n in range(count):
+        task = Keyed(f"{prefix}-{n}", n)
+        started = time.perf_counter()
+        queue.enqueue(task)
+        fresh.append((time.perf_counter() - started) * 1e6)
+        started = time.perf_counter()
+        queue.enqueue(task)
+        again.append((time.perf_counter() - started) * 1e6)
+    return fresh, again
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def test_dedup_latency(pg_url: str, pg_schema: str) -> None:
+    with Queue(PostgresSyncStorage(pg_url, pool_size=1)) as queue:
+        for pending in (0, 1_000_000):
+            _reset(pg_schema)
+            if pending:
+                _admin(
+                    pg_schema,
+                    "INSERT INTO {s}.jobs (id, kind, queue, priority, state, payload, carry, "
+                    "dedup_key, run_at) SELECT lpad(g::text, 26, '0'), 'pg_keyed', 'default', 2, "
+                    "'pending', '{\"key\":\"bulk\",\"n\":0}', '{}', 'bulk-' || g, now() "
+                    "FROM generate_series(1, %s) AS g",
+                    (pending,),
+                )
+            _settle(pg_schema)
+            _dedup_latencies(queue, "warm", 200)
+            fresh, again = _dedup_latencies(queue, "measure", 3_000)
+            print(
+                f"\ndedup enqueue with {pending:,} pending: new key p50 {_pct(fresh, 0.5):,.0f} µs "
+                f"p99 {_pct(fresh, 0.99):,.0f} µs; existing key (merge) p50 "
+                f"{_pct(again, 0.5):,.0f} µs p99 {_pct(again, 0.99):,.0f} µs"
+            )
+
+
+# -- processing --------------------------------------------------------------------------
+
+
+def _spawn(url: str, extra: list[str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.integration._workers.pg_worker", url, *extra],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+def run_workers(url: str, processes: int, extra: list[str] | None = None) -> tuple[float, list[dict[str, Any]]]:
+    """Start ``processes`` workers, wait until all are ready, GO; return (GO time, reports)."""
+    procs = [_spawn(url, extra or []) for _ in range(processes)]
+    try:
+        for proc in procs:
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        go = time.time()
+        for proc in procs:
+            assert proc.stdin is not None
+            proc.stdin.write("\n")
+            proc.stdin.flush()
+        reports = []
+        for proc in procs:
+            assert proc.stdout is not None
+            reports.append(json.loads(proc.stdout.readline()))
+            assert proc.wait(timeout=60) == 0
+        return go, reports
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            for stream in (proc.stdin, proc.stdout):
+                if stream is not None:
+                    stream.close()
+
+
+@pytest.mark.parametrize("processes", [1, 2])
+def test_processing_rate(pg_url: str, pg_schema: str, processes: int) -> None:
+    rates: list[float] = []
+    xacts: list[float] = []
+    cpu: list[float] = []
+    with Queue(PostgresSyncStorage(pg_url, pool_size=1)) as queue:
+        for _ in range(REPS):
+            _reset(pg_schema)
+            for start in range(0, JOBS, 1000):
+                queue.enqueue_many(Noop(n) for n in range(start, start + 1000))
+            _settle(pg_schema)
+            before = _xact_commit()
+            go, reports = run_workers(pg_url, processes)
+            after = _xact_commit()
+            rows = _admin(
+                pg_schema,
+                "SELECT count(*) FILTER (WHERE state = 'completed' AND run_count = 1), "
+                "extract(epoch FROM max(finished_at)), (SELECT count(DISTINCT job_id) FROM {s}.journal) "
+                "FROM {s}.jobs",
+            )
+            completed, last, journaled = rows[0]
+            assert completed == JOBS and journaled == JOBS
+            assert sum(r["completed"] for r in reports) == JOBS
+            rates.append(JOBS / (float(last) - go))
+            xacts.append((after - before) / JOBS)
+            cpu.append(sum(r["cpu_s"] for r in reports) / JOBS * 1e6)
+    print(
+        f"\nprocessing {JOBS:,} no-op jobs, {processes} worker process(es): {_median(rates)} jobs/s "
+        f"(bar {'38,400' if processes == 1 else '50,000'}); {statistics.median(xacts):.4f} "
+        f"transactions/job; worker CPU {statistics.median(cpu):.1f} µs/job"
+    )

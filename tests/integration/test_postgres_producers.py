@@ -1,0 +1,132 @@
+"""PostgreSQL producers: dedup under concurrent connections, and transactional enqueue."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import psycopg
+import pytest
+from venturi import AsyncQueue, EnqueueOutcome, JobState, JournalEvent, Queue
+from venturi.storage.postgres import PostgresStorage, PostgresSyncStorage
+
+from tests.integration._workers.pg_tasks import Keyed
+from tests.integration.tasks import Noop
+from tests.pg_fixtures import ADMIN_URL
+
+pytestmark = pytest.mark.postgres
+
+PRODUCERS = 16
+ROUNDS = 10
+
+
+def _pending(schema: str, kind: str) -> list[tuple[Any, ...]]:
+    with psycopg.connect(ADMIN_URL) as conn:
+        return conn.execute(
+            f'SELECT id, dedup_key FROM "{schema}".jobs WHERE kind = %s AND state = \'pending\'',  # type: ignore[arg-type]
+            (kind,),
+        ).fetchall()
+
+
+def test_sixteen_producers_on_one_key_leave_one_pending_job(pg_url: str, pg_schema: str) -> None:
+    Queue(PostgresSyncStorage(pg_url, pool_size=1)).close()  # migrate once, up front
+    queues = [Queue(PostgresSyncStorage(pg_url, pool_size=1), migrate=False) for _ in range(PRODUCERS)]
+    barrier = threading.Barrier(PRODUCERS)
+    outcomes: list[EnqueueOutcome] = []
+    ids: set[str] = set()
+    errors: list[BaseException] = []
+    lock = threading.Lock()
+
+    def produce(queue: Queue, p: int) -> None:
+        try:
+            barrier.wait()
+            for r in range(ROUNDS):
+                result = queue.enqueue(Keyed("the-key", p * ROUNDS + r))
+                with lock:
+                    outcomes.append(result.outcome)
+                    ids.add(result.job_id)
+        except BaseException as exc:  # reported below, in the test's thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=produce, args=(q, p)) for p, q in enumerate(queues)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for queue in queues:
+        queue.close()
+    assert errors == []
+    assert sorted(outcomes).count(EnqueueOutcome.INSERTED) == 1
+    assert outcomes.count(EnqueueOutcome.KEPT) == PRODUCERS * ROUNDS - 1
+    assert len(ids) == 1
+    [(job_id, key)] = _pending(pg_schema, Keyed.KIND)
+    assert (job_id, key) == (ids.pop(), "the-key")
+    with Queue(PostgresSyncStorage(pg_url, pool_size=1), migrate=False) as queue:
+        journal = queue.get(job_id).journal
+    assert len(journal) == PRODUCERS * ROUNDS - 1
+    assert all(e.event is JournalEvent.MERGED and e.decision == "keep" for e in journal)
+
+
+def test_enqueue_rolled_back_with_the_application_leaves_no_job(pg_url: str, pg_schema: str) -> None:
+    with Queue(PostgresSyncStorage(pg_url, pool_size=1)) as queue:
+        with psycopg.connect(ADMIN_URL) as app:  # not autocommit: an implicit transaction
+            app.execute("SELECT 1")
+            rolled = queue.enqueue(Noop(1), conn=app)
+            app.rollback()
+            # Idle again: the enqueue must open the transaction, not commit on its own.
+            committed = queue.enqueue(Noop(2), conn=app)
+            assert queue.storage.get(committed.job_id) is None  # not visible before COMMIT
+            app.commit()
+        with psycopg.connect(ADMIN_URL, autocommit=True) as app:
+            with app.transaction():
+                in_block = queue.enqueue(Noop(3), conn=app)
+                assert queue.storage.get(in_block.job_id) is None
+        assert queue.storage.get(rolled.job_id) is None
+        assert queue.storage.get(committed.job_id) is not None
+        assert queue.storage.get(in_block.job_id) is not None
+
+
+def test_enqueue_on_the_application_connection_survives_its_row_factory(pg_url: str) -> None:
+    from psycopg.rows import dict_row
+
+    with Queue(PostgresSyncStorage(pg_url, pool_size=1)) as queue:
+        with psycopg.connect(ADMIN_URL, row_factory=dict_row) as app:
+            first = queue.enqueue(Keyed("k"), conn=app)
+            again = queue.enqueue(Keyed("k"), conn=app)
+            app.commit()
+        assert (first.outcome, again.outcome) == (EnqueueOutcome.INSERTED, EnqueueOutcome.KEPT)
+
+
+def test_a_failing_merge_rolls_back_only_the_enqueue(pg_url: str, pg_schema: str) -> None:
+    class Broken(Keyed):
+        KIND = "pg_broken"
+
+        def merge(self, existing: Any) -> Any:
+            raise RuntimeError("merge failed")
+
+    with Queue(PostgresSyncStorage(pg_url, pool_size=1)) as queue:
+        queue.enqueue(Broken("k"))
+        with psycopg.connect(ADMIN_URL) as app:
+            app.execute("CREATE TEMP TABLE app_rows (x int)")
+            app.execute("INSERT INTO app_rows VALUES (1)")
+            with pytest.raises(RuntimeError, match="merge failed"):
+                queue.enqueue_many([Noop(1), Broken("k")], conn=app)
+            # The application's transaction is intact and usable.
+            assert app.execute("SELECT count(*) FROM app_rows").fetchone() == (1,)
+            app.commit()
+    assert [key for _, key in _pending(pg_schema, "pg_broken")] == ["k"]
+    assert _pending(pg_schema, Noop.KIND) == []
+
+
+async def test_async_enqueue_joins_the_application_transaction(pg_url: str) -> None:
+    async with AsyncQueue(PostgresStorage(pg_url, pool_size=1)) as queue:
+        async with await psycopg.AsyncConnection.connect(ADMIN_URL) as app:
+            gone = await queue.enqueue(Noop(1), conn=app)
+            await app.rollback()
+            kept = await queue.enqueue(Noop(2), conn=app)
+            await app.commit()
+        assert await queue.storage.get(gone.job_id) is None
+        stored = await queue.storage.get(kept.job_id)
+        assert stored is not None and stored.state is JobState.PENDING
+        with psycopg.connect(ADMIN_URL) as wrong, pytest.raises(Exception, match="AsyncConnection"):
+            await queue.enqueue(Noop(3), conn=wrong)
