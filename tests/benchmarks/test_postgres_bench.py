@@ -84,7 +84,9 @@ def test_enqueue_rates(pg_url: str, pg_schema: str) -> None:
                 queue.enqueue_many(Noop(n) for n in range(start, start + 1000))
             batched.append(JOBS / (time.perf_counter() - started))
     print(f"\nenqueue one by one (Queue.enqueue, sync): {_median(single)} jobs/s  (bar 2,760)")
-    print(f"enqueue batches of 1,000 (Queue.enqueue_many): {_median(batched)} jobs/s  (bar 118,000)")
+    print(
+        f"enqueue batches of 1,000 (Queue.enqueue_many): {_median(batched)} jobs/s  (bar 118,000)"
+    )
 
 
 # -- dedup latency ---------------------------------------------------------------------
@@ -146,7 +148,9 @@ def _spawn(url: str, extra: list[str]) -> subprocess.Popen[str]:
     )
 
 
-def run_workers(url: str, processes: int, extra: list[str] | None = None) -> tuple[float, list[dict[str, Any]]]:
+def run_workers(
+    url: str, processes: int, extra: list[str] | None = None
+) -> tuple[float, list[dict[str, Any]]]:
     """Start ``processes`` workers, wait until all are ready, GO; return (GO time, reports)."""
     procs = [_spawn(url, extra or []) for _ in range(processes)]
     try:

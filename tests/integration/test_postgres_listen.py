@@ -26,7 +26,9 @@ async def _listening(storage: PostgresStorage) -> None:
     assert storage.listener.backend_pid is not None
 
 
-async def _wake_latency(storage: PostgresStorage, producer: AsyncQueue, queue: str = "default") -> float:
+async def _wake_latency(
+    storage: PostgresStorage, producer: AsyncQueue, queue: str = "default"
+) -> float:
     async def enqueue_soon() -> float:
         await asyncio.sleep(0.1)
         sent = time.perf_counter()

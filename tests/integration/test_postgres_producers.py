@@ -23,14 +23,16 @@ ROUNDS = 10
 def _pending(schema: str, kind: str) -> list[tuple[Any, ...]]:
     with psycopg.connect(ADMIN_URL) as conn:
         return conn.execute(
-            f'SELECT id, dedup_key FROM "{schema}".jobs WHERE kind = %s AND state = \'pending\'',  # type: ignore[arg-type]
+            f"SELECT id, dedup_key FROM \"{schema}\".jobs WHERE kind = %s AND state = 'pending'",  # type: ignore[arg-type]
             (kind,),
         ).fetchall()
 
 
 def test_sixteen_producers_on_one_key_leave_one_pending_job(pg_url: str, pg_schema: str) -> None:
     Queue(PostgresSyncStorage(pg_url, pool_size=1)).close()  # migrate once, up front
-    queues = [Queue(PostgresSyncStorage(pg_url, pool_size=1), migrate=False) for _ in range(PRODUCERS)]
+    queues = [
+        Queue(PostgresSyncStorage(pg_url, pool_size=1), migrate=False) for _ in range(PRODUCERS)
+    ]
     barrier = threading.Barrier(PRODUCERS)
     outcomes: list[EnqueueOutcome] = []
     ids: set[str] = set()
@@ -67,7 +69,9 @@ def test_sixteen_producers_on_one_key_leave_one_pending_job(pg_url: str, pg_sche
     assert all(e.event is JournalEvent.MERGED and e.decision == "keep" for e in journal)
 
 
-def test_enqueue_rolled_back_with_the_application_leaves_no_job(pg_url: str, pg_schema: str) -> None:
+def test_enqueue_rolled_back_with_the_application_leaves_no_job(
+    pg_url: str, pg_schema: str
+) -> None:
     with Queue(PostgresSyncStorage(pg_url, pool_size=1)) as queue:
         with psycopg.connect(ADMIN_URL) as app:  # not autocommit: an implicit transaction
             app.execute("SELECT 1")

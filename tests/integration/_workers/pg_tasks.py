@@ -39,7 +39,9 @@ class Marked(Task[Any]):
     def from_json(cls, data: Any) -> Self:
         obj = codec.expect_object(data, "$", required=frozenset({"n", "sleep_ms"}),
                                   allowed=frozenset({"n", "sleep_ms"}))  # fmt: skip
-        return cls(codec.expect_int(obj["n"], "$.n"), codec.expect_float(obj["sleep_ms"], "$.sleep_ms"))
+        return cls(
+            codec.expect_int(obj["n"], "$.n"), codec.expect_float(obj["sleep_ms"], "$.sleep_ms")
+        )
 
 
 class MarkedHandler(Handler[Marked, Any, "MarkLog | None"]):

@@ -44,7 +44,9 @@ def _args() -> argparse.Namespace:
 async def _warm_up(storage: PostgresStorage) -> None:
     """Open the pool and the claim and completion connections before GO."""
     await storage.pending_counts_by_kind()
-    request = ClaimRequest(("default",), ("venturi.warmup",), 1, "warmup", timedelta(seconds=1), "w")
+    request = ClaimRequest(
+        ("default",), ("venturi.warmup",), 1, "warmup", timedelta(seconds=1), "w"
+    )
     await storage.claim(request, now=utcnow())
     await storage.heartbeat([("none", "none")], lease_duration=timedelta(seconds=1), now=utcnow())
 

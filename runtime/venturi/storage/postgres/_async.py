@@ -124,7 +124,9 @@ class PostgresStorage:
     # -- schema ------------------------------------------------------------------
 
     async def migrate(self) -> int:
-        return await self._run(lambda: _schema.migrate(self._queries, self.settings), what="migrate")
+        return await self._run(
+            lambda: _schema.migrate(self._queries, self.settings), what="migrate"
+        )
 
     async def schema_version(self) -> int:
         return await self._run(
@@ -206,7 +208,9 @@ class PostgresStorage:
             with_journal = [row[0] for row in rows if row[9]]
             if with_journal:
                 await cur.execute(journal_sql, {"ids": with_journal})
-                journals = {job_id: journal_from_json(items) for job_id, items in await cur.fetchall()}
+                journals = {
+                    job_id: journal_from_json(items) for job_id, items in await cur.fetchall()
+                }
             return claimed_jobs(rows, journals, request.lease_token, expires)
 
         # A claim lost with its connection is simply made again; the lost
@@ -256,9 +260,7 @@ class PostgresStorage:
         # pool checkout would cost the worker a connection of its own.
         return await self.completions.run(op, what="extend leases")
 
-    async def reclaim_expired(
-        self, *, now: datetime, limit: int, max_failures: int | None
-    ) -> int:
+    async def reclaim_expired(self, *, now: datetime, limit: int, max_failures: int | None) -> int:
         return await self._run(
             lambda: _leases.reclaim_expired(
                 self._queries, now=now, limit=limit, max_failures=max_failures,

@@ -21,7 +21,12 @@ from venturi.storage.postgres._retry import Backoff, is_connection_error, is_ret
 T = TypeVar("T")
 
 #: TCP keepalives, so that a peer that vanished without a word is noticed.
-KEEPALIVES = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3}
+KEEPALIVES = {
+    "keepalives": 1,
+    "keepalives_idle": 10,
+    "keepalives_interval": 5,
+    "keepalives_count": 3,
+}
 
 
 def with_keepalives(conninfo: str) -> str:

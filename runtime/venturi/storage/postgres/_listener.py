@@ -47,9 +47,7 @@ class Listener:
         delay = INITIAL_DELAY_S
         while True:
             try:
-                conn = await psycopg.AsyncConnection.connect(
-                    self._conninfo, autocommit=True
-                )
+                conn = await psycopg.AsyncConnection.connect(self._conninfo, autocommit=True)
                 try:
                     await conn.execute(f"LISTEN {quote_identifier(self._channel)}")
                     self.backend_pid = conn.info.backend_pid
@@ -62,7 +60,9 @@ class Listener:
                     self.backend_pid = None
                     await conn.close()
             except Exception as exc:  # any failure of the connection: retry, never die
-                log.warning("venturi listener connection lost (%s); reconnecting in %.2f s", exc, delay)
+                log.warning(
+                    "venturi listener connection lost (%s); reconnecting in %.2f s", exc, delay
+                )
             await asyncio.sleep(delay)
             delay = min(delay * 2, MAX_DELAY_S)
 

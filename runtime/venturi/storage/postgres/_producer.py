@@ -48,7 +48,9 @@ _OUTCOME = {
 }
 
 
-def enqueue(queries: dict[str, str], requests: Sequence[EnqueueRequest]) -> Steps[list[EnqueueResult]]:
+def enqueue(
+    queries: dict[str, str], requests: Sequence[EnqueueRequest]
+) -> Steps[list[EnqueueResult]]:
     plain = [r.job for r in requests if r.job.dedup_key is None]
     if plain:
         yield Stmt(queries["insert_jobs"], {"doc": jobs_doc(plain)})

@@ -180,8 +180,17 @@ def claimed_jobs(
             journal=journals.get(job_id, ()) if journal_count else (),
         )
         for (
-            job_id, kind, queue, priority, payload, carry, run_count, failure_count,
-            concurrency_key, journal_count, _run_at,
+            job_id,
+            kind,
+            queue,
+            priority,
+            payload,
+            carry,
+            run_count,
+            failure_count,
+            concurrency_key,
+            journal_count,
+            _run_at,
         ) in rows
     ]
 
@@ -240,13 +249,21 @@ def expired_row(
 ) -> dict[str, Any]:
     """One element of the ``end_runs`` document for a lease that ran out."""
     failures = failure_count + 1
-    row: dict[str, Any] = {"id": job_id, "tok": token, "fa": 1, "at": now.isoformat(), "run": run_count}
+    row: dict[str, Any] = {
+        "id": job_id,
+        "tok": token,
+        "fa": 1,
+        "at": now.isoformat(),
+        "run": run_count,
+    }
     if max_failures is not None and failures >= max_failures:
         message = f"the lease expired; {failures} failed runs reach the backstop of {max_failures}"
         row.update(st="dead", ec=BACKSTOP_REACHED, ev=JournalEvent.DEAD, pa=purge_after.isoformat())
     else:
         message = "the lease expired before the worker reported the run's end"
-        row.update(st="pending", ec=LEASE_EXPIRED, ev=JournalEvent.LEASE_EXPIRED, ra=now.isoformat())
+        row.update(
+            st="pending", ec=LEASE_EXPIRED, ev=JournalEvent.LEASE_EXPIRED, ra=now.isoformat()
+        )
     row.update(em=message, note=message, jec=row["ec"], jem=message)
     return row
 

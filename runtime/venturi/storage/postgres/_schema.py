@@ -70,5 +70,7 @@ def migrate(
         for migration in pending:
             yield Stmt(render(migration.sql, settings))
     for migration in pending:
-        yield Stmt(queries["record_migration"], {"version": migration.version, "name": migration.name})
+        yield Stmt(
+            queries["record_migration"], {"version": migration.version, "name": migration.name}
+        )
     return pending[-1].version

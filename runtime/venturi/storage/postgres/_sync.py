@@ -130,7 +130,9 @@ class PostgresSyncStorage:
     # -- operator ------------------------------------------------------------------
 
     def get(self, job_id: str) -> StoredJob | None:
-        return self._run(lambda: _operator.get(self._queries, job_id), what="read a job", atomic=False)
+        return self._run(
+            lambda: _operator.get(self._queries, job_id), what="read a job", atomic=False
+        )
 
     def cancel(self, job_id: str, *, now: datetime) -> CancelOutcome:
         return self._run(

@@ -1,0 +1,147 @@
+"""Query plans: the claim, the dedup lookup and the completion use their indexes.
+
+Each test loads enough rows, ANALYZEs, and EXPLAINs the statement as the
+backend runs it (from queries.sql) under both plan modes, since psycopg
+prepares statements after a few executions and the server may then pick a
+generic plan. The completion is checked under ``force_generic_plan`` in the
+state that once made it quadratic (statistics taken while every job was
+pending, then a batch running): it must look jobs up by primary key.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import psycopg
+import pytest
+from venturi.storage.postgres import PostgresSyncStorage
+from venturi.storage.postgres._config import parse, queries
+from venturi.storage.postgres._rows import end_run_row, end_runs_doc
+
+from tests.pg_fixtures import ADMIN_URL
+
+pytestmark = pytest.mark.postgres
+
+ROWS = 20_000
+NOW = datetime.now(UTC)
+#: Parameter types, as psycopg sends them (untyped text would leave some undetermined).
+TYPES = {
+    "now": "timestamptz", "queues": "text[]", "kinds": "text[]", "limit": "bigint",
+    "token": "text", "expires": "timestamptz", "worker": "text", "kind": "text",
+    "dedup_key": "text", "doc": "jsonb",
+}  # fmt: skip
+
+
+def _nodes(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield plan
+    for child in plan.get("Plans", ()):
+        yield from _nodes(child)
+
+
+def _explain(
+    conn: psycopg.Connection[Any], sql: str, params: dict[str, Any], mode: str
+) -> list[dict[str, Any]]:
+    """EXPLAIN a named-parameter statement as a prepared statement under ``plan_cache_mode``."""
+    names: list[str] = []
+
+    def number(match: re.Match[str]) -> str:
+        if match.group(1) not in names:
+            names.append(match.group(1))
+        return f"${names.index(match.group(1)) + 1}"
+
+    numbered = re.sub(r"%\((\w+)\)s", number, sql)
+    conn.execute("DEALLOCATE ALL")
+    conn.execute(f"SET plan_cache_mode = {mode}")  # type: ignore[arg-type]
+    types = ", ".join(TYPES[name] for name in names)
+    conn.execute(f"PREPARE venturi_plan ({types}) AS {numbered}")  # type: ignore[arg-type]
+    args = ", ".join(f"%s::{TYPES[name]}" for name in names)
+    # EXECUTE's arguments cannot be server-side parameters: bind them client-side.
+    with psycopg.ClientCursor(conn) as cur:
+        cur.execute(
+            f"EXPLAIN (FORMAT JSON) EXECUTE venturi_plan({args})",  # type: ignore[arg-type]
+            [params[name] for name in names],
+        )
+        row = cur.fetchone()
+    assert row is not None
+    doc = row[0] if not isinstance(row[0], str) else json.loads(row[0])
+    return list(_nodes(doc[0]["Plan"]))
+
+
+def _scans_of_jobs(nodes: list[dict[str, Any]]) -> set[tuple[str, str | None]]:
+    return {
+        (n["Node Type"], n.get("Index Name"))
+        for n in nodes
+        if n.get("Relation Name") == "jobs" and n["Node Type"] != "ModifyTable"
+    }
+
+
+@pytest.fixture
+def loaded(pg_url: str, pg_schema: str) -> Iterator[tuple[psycopg.Connection[Any], dict[str, str]]]:
+    """ROWS pending jobs with dedup keys and ROWS completed ones, analyzed."""
+    PostgresSyncStorage(pg_url, pool_size=1).migrate()
+    q = queries(parse(pg_url))
+    with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
+        conn.execute(
+            f'INSERT INTO "{pg_schema}".jobs (id, kind, queue, priority, state, payload, carry, '  # type: ignore[arg-type]
+            "dedup_key, run_at, finished_at) SELECT lpad(g::text, 26, '0'), 'k', 'default', 2, "
+            "CASE WHEN g %% 2 = 0 THEN 'pending' ELSE 'completed' END, '{}', '{}', "
+            "'key-' || g, now() - interval '1 minute', "
+            "CASE WHEN g %% 2 = 0 THEN NULL ELSE now() END FROM generate_series(1, %s) AS g",
+            (2 * ROWS,),
+        )
+        conn.execute(f'ANALYZE "{pg_schema}".jobs')  # type: ignore[arg-type]
+        yield conn, q
+
+
+def _claim_params(limit: int = 100) -> dict[str, Any]:
+    return {
+        "now": NOW, "queues": ["default"], "kinds": ["k"], "limit": limit, "token": "t",
+        "expires": NOW + timedelta(seconds=30), "worker": "w",
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("mode", ["force_custom_plan", "force_generic_plan"])
+def test_claim_scans_the_ready_index(
+    loaded: tuple[psycopg.Connection[Any], dict[str, str]], mode: str
+) -> None:
+    conn, q = loaded
+    scans = _scans_of_jobs(_explain(conn, q["claim"], _claim_params(), mode))
+    assert scans == {("Index Scan", "jobs_ready"), ("Index Scan", "jobs_pkey")}, scans
+
+
+@pytest.mark.parametrize("mode", ["force_custom_plan", "force_generic_plan"])
+def test_dedup_lookup_uses_the_unique_index(
+    loaded: tuple[psycopg.Connection[Any], dict[str, str]], mode: str
+) -> None:
+    conn, q = loaded
+    params = {"kind": "k", "dedup_key": "key-1000"}
+    scans = _scans_of_jobs(_explain(conn, q["lock_candidate"], params, mode))
+    assert scans == {("Index Scan", "jobs_dedup")}, scans
+
+
+def test_completion_is_driven_by_primary_key_under_a_generic_plan(
+    loaded: tuple[psycopg.Connection[Any], dict[str, str]], pg_schema: str
+) -> None:
+    conn, q = loaded
+    claimed = conn.execute(q["claim"], _claim_params(limit=2_000)).fetchall()  # type: ignore[arg-type]
+    assert len(claimed) == 2_000
+    from venturi._journal import JournalEntry, JournalEvent
+    from venturi.storage import Resolution, RunResult
+
+    results = [
+        RunResult(row[0], "t", Resolution.COMPLETED, JournalEntry(NOW, 1, JournalEvent.COMPLETED))
+        for row in claimed
+    ]
+    params = {"doc": end_runs_doc([end_run_row(r, NOW) for r in results]), "now": NOW}
+    nodes = _explain(conn, q["end_runs"], params, "force_generic_plan")
+    scans = _scans_of_jobs(nodes)
+    assert ("Index Scan", "jobs_pkey") in scans
+    assert not any(node == "Seq Scan" for node, _ in scans), scans
+    update = next(
+        n for n in nodes if n["Node Type"] == "ModifyTable" and n.get("Relation Name") == "jobs"
+    )
+    assert update["Plans"][0]["Node Type"] == "Nested Loop", update["Plans"][0]["Node Type"]
