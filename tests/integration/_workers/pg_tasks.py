@@ -22,8 +22,9 @@ class MarkLog:
     def __init__(self, path: str) -> None:
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
-    def write(self, event: str, job_id: str, run: int) -> None:
-        os.write(self._fd, f"{event} {job_id} {run} {os.getpid()} {time.time():.6f}\n".encode())
+    def write(self, event: str, job_id: str, run: int, lock: str) -> None:
+        line = f"{event} {job_id} {run} {os.getpid()} {time.time():.6f} {lock or '-'}\n"
+        os.write(self._fd, line.encode())
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,16 +32,22 @@ class Marked(Task[Any]):
     KIND: ClassVar[str] = "pg_marked"
     n: int
     sleep_ms: float = 0.0
+    lock: str = ""  # a concurrency key, when not empty
+
+    def concurrency_key(self) -> str | None:
+        return self.lock or None
 
     def to_json(self) -> Any:
-        return {"n": self.n, "sleep_ms": self.sleep_ms}
+        return {"n": self.n, "sleep_ms": self.sleep_ms, "lock": self.lock}
 
     @classmethod
     def from_json(cls, data: Any) -> Self:
-        obj = codec.expect_object(data, "$", required=frozenset({"n", "sleep_ms"}),
-                                  allowed=frozenset({"n", "sleep_ms"}))  # fmt: skip
+        fields = frozenset({"n", "sleep_ms", "lock"})
+        obj = codec.expect_object(data, "$", required=fields, allowed=fields)
         return cls(
-            codec.expect_int(obj["n"], "$.n"), codec.expect_float(obj["sleep_ms"], "$.sleep_ms")
+            codec.expect_int(obj["n"], "$.n"),
+            codec.expect_float(obj["sleep_ms"], "$.sleep_ms"),
+            codec.expect_str(obj["lock"], "$.lock"),
         )
 
 
@@ -49,11 +56,11 @@ class MarkedHandler(Handler[Marked, Any, "MarkLog | None"]):
 
     async def handle(self, task: Marked, ctx: Context[Any], state: MarkLog | None) -> Outcome[Any]:
         if state is not None:
-            state.write("start", ctx.job_id, ctx.run_count)
+            state.write("start", ctx.job_id, ctx.run_count, task.lock)
         if task.sleep_ms:
             await asyncio.sleep(task.sleep_ms / 1000)
         if state is not None:
-            state.write("end", ctx.job_id, ctx.run_count)
+            state.write("end", ctx.job_id, ctx.run_count, task.lock)
         return Outcome.completed()
 
 
