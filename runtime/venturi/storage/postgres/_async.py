@@ -102,7 +102,14 @@ class PostgresStorage:
                 self._pool = pool
             return self._pool
 
-    async def _run(self, make: Callable[[], Steps[T]], *, what: str, atomic: bool = True) -> T:
+    async def _run(
+        self,
+        make: Callable[[], Steps[T]],
+        *,
+        what: str,
+        atomic: bool = True,
+        again: Callable[[], Steps[T]] | None = None,
+    ) -> T:
         """The asyncio twin of ``PostgresSyncStorage._run``."""
         pool = self._pool or await self._open_pool()
         backoff = Backoff(self._reconnect_s, what)
@@ -119,6 +126,7 @@ class PostgresStorage:
             except psycopg.Error as exc:
                 if body_done or not is_retryable(exc):
                     raise
+                make = again or make
                 await asyncio.sleep(backoff.after(exc))
 
     # -- schema ------------------------------------------------------------------
@@ -148,6 +156,7 @@ class PostgresStorage:
             lambda: _producer.enqueue(self._queries, requests),
             what="enqueue",
             atomic=not _producer.is_single_statement(requests),
+            again=lambda: _producer.enqueue(self._queries, requests, again=True),
         )
 
     # -- operator ------------------------------------------------------------------

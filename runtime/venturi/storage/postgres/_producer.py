@@ -29,7 +29,7 @@ from venturi.storage._types import (
     NewJob,
 )
 from venturi.storage.postgres._rows import (
-    jobs_doc,
+    insert_params,
     journal_from_json,
     journal_params,
     keyed_params,
@@ -49,11 +49,13 @@ _OUTCOME = {
 
 
 def enqueue(
-    queries: dict[str, str], requests: Sequence[EnqueueRequest]
+    queries: dict[str, str], requests: Sequence[EnqueueRequest], *, again: bool = False
 ) -> Steps[list[EnqueueResult]]:
+    """``again``: a retry after a lost reply of a single-statement enqueue (see
+    ``is_single_statement``), which must skip the rows the first attempt committed."""
     plain = [r.job for r in requests if r.job.dedup_key is None]
     if plain:
-        yield Stmt(queries["insert_jobs"], {"doc": jobs_doc(plain)})
+        yield Stmt(queries["insert_jobs_again" if again else "insert_jobs"], insert_params(plain))
     if len(plain) == len(requests):
         return [EnqueueResult(job.id, EnqueueOutcome.INSERTED) for job in plain]
     results: list[EnqueueResult] = []
@@ -99,7 +101,7 @@ def _apply(
     if action.kind is MergeKind.INDEPENDENT:
         # Without its key the new row is never a merge candidate itself, and
         # the unique index keeps pointing at the job that was there first.
-        yield Stmt(queries["insert_jobs"], {"doc": jobs_doc([job])})
+        yield Stmt(queries["insert_jobs"], insert_params([job]))
         return EnqueueResult(job.id, EnqueueOutcome.INDEPENDENT, existing_job_id=existing_id)
     if action.journal_entry is None:
         raise ValueError(f"a {action.kind} merge action needs a journal entry")

@@ -9,7 +9,7 @@ may run in another time zone.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -63,18 +63,45 @@ def dumps(value: Any) -> str:
 # -- enqueue -----------------------------------------------------------------------
 
 
-def jobs_doc(jobs: Iterable[NewJob]) -> str:
-    """The document of ``insert_jobs`` (every job's dedup key is left out: NULL)."""
-    return dumps(
-        [
-            {
-                "id": j.id, "kind": j.kind, "queue": j.queue, "priority": j.priority,
-                "payload": j.payload, "carry": j.carry, "ck": j.concurrency_key,
-                "run_at": aware(j.run_at).isoformat(),
-            }
-            for j in jobs
-        ]
-    )  # fmt: skip
+#: NewJob field -> (document key, parameter name) of ``insert_jobs``.
+_SHARED = (
+    ("kind", "k", "kind"),
+    ("queue", "q", "queue"),
+    ("priority", "p", "priority"),
+    ("carry", "c", "carry"),
+    ("concurrency_key", "ck", "ck"),
+)
+
+
+def insert_params(jobs: Sequence[NewJob]) -> dict[str, Any]:
+    """The parameters of ``insert_jobs``: a field every job shares becomes one scalar
+    parameter; the others go per row into the document (dedup keys are left out: NULL)."""
+    first = jobs[0]
+    params: dict[str, Any] = {}
+    own: list[tuple[str, str]] = []  # (NewJob field, document key) that differ between jobs
+    for field, key, name in _SHARED:
+        value = getattr(first, field)
+        if all(getattr(job, field) == value for job in jobs):
+            params[name] = value
+        else:
+            params[name] = None
+            own.append((field, key))
+    run_at = aware(first.run_at)
+    same_time = all(job.run_at == run_at for job in jobs)
+    params["run_at"] = run_at if same_time else None
+    rows = []
+    for job in jobs:
+        row = {"i": job.id, "d": job.payload}
+        for field, key in own:
+            value = getattr(job, field)
+            if value is not None:
+                row[key] = value
+        if not same_time:
+            row["r"] = aware(job.run_at).isoformat()
+        rows.append(row)
+    params["doc"] = dumps(rows)
+    params["queues"] = list({job.queue for job in jobs})
+    return params
 
 
 def keyed_params(job: NewJob) -> dict[str, Any]:

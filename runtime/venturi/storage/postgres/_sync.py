@@ -80,10 +80,18 @@ class PostgresSyncStorage:
     def capabilities(self) -> Capabilities:
         return CAPABILITIES
 
-    def _run(self, make: Callable[[], Steps[T]], *, what: str, atomic: bool = True) -> T:
+    def _run(
+        self,
+        make: Callable[[], Steps[T]],
+        *,
+        what: str,
+        atomic: bool = True,
+        again: Callable[[], Steps[T]] | None = None,
+    ) -> T:
         """Run fresh ``make()`` steps on a pooled connection, in a transaction when
-        ``atomic`` (else the steps must be one idempotent statement), retrying
-        while the failure left nothing applied."""
+        ``atomic``, retrying while the failure left nothing applied. Steps that are
+        not ``atomic`` must be one statement, idempotent or made so for retries by
+        ``again`` (used instead of ``make`` after the first attempt)."""
         backoff = Backoff(self._reconnect_s, what)
         while True:
             body_done = False
@@ -98,6 +106,7 @@ class PostgresSyncStorage:
             except psycopg.Error as exc:
                 if body_done or not is_retryable(exc):
                     raise
+                make = again or make
                 time.sleep(backoff.after(exc))
 
     # -- schema ------------------------------------------------------------------
@@ -125,6 +134,7 @@ class PostgresSyncStorage:
             lambda: _producer.enqueue(self._queries, requests),
             what="enqueue",
             atomic=not _producer.is_single_statement(requests),
+            again=lambda: _producer.enqueue(self._queries, requests, again=True),
         )
 
     # -- operator ------------------------------------------------------------------
