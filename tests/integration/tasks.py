@@ -32,6 +32,7 @@ class Probe:
     max_running_by_key: dict[str, int] = field(default_factory=dict)
     cancelled_seen: list[str] = field(default_factory=list)
     started: asyncio.Event = field(default_factory=asyncio.Event)
+    gate: asyncio.Event = field(default_factory=asyncio.Event)
     marker_dir: str | None = None  # for worker subprocesses: files mark started/finished runs
 
     def enter(self, key: str | None = None) -> None:
@@ -334,6 +335,58 @@ class PatientHandler(Handler[Patient, Counter, Probe]):
 
 
 @dataclass(frozen=True, slots=True)
+class Stubborn(Task[Any]):
+    """Hangs on its first run (until its worker dies); completes on any later run."""
+
+    KIND: ClassVar[str] = "it_stubborn"
+    n: int = 0
+
+    def to_json(self) -> Any:
+        return {"n": self.n}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Self:
+        return cls(_one_field(data, "n", codec.expect_int))
+
+
+class StubbornHandler(Handler[Stubborn, Any, Probe]):
+    TASK = Stubborn
+
+    async def handle(self, task: Stubborn, ctx: Context[Any], state: Probe) -> Outcome[Any]:
+        state.runs.append((ctx.job_id, ctx.run_count))
+        state.mark(f"started-{ctx.job_id}-{ctx.run_count}")
+        if ctx.run_count == 1:
+            await asyncio.sleep(3600)
+        state.mark(f"finished-{ctx.job_id}-{ctx.run_count}")
+        return Outcome.completed_with(f"completed by {os.getpid()} on run {ctx.run_count}")
+
+
+@dataclass(frozen=True, slots=True)
+class Gated(Task[Any]):
+    """Runs until the test opens its gate (``Probe.gate``)."""
+
+    KIND: ClassVar[str] = "it_gated"
+    n: int = 0
+
+    def to_json(self) -> Any:
+        return {"n": self.n}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Self:
+        return cls(_one_field(data, "n", codec.expect_int))
+
+
+class GatedHandler(Handler[Gated, Any, Probe]):
+    TASK = Gated
+
+    async def handle(self, task: Gated, ctx: Context[Any], state: Probe) -> Outcome[Any]:
+        state.runs.append((ctx.job_id, ctx.run_count))
+        state.started.set()
+        await state.gate.wait()
+        return Outcome.completed_with(f"gated run {ctx.run_count}")
+
+
+@dataclass(frozen=True, slots=True)
 class Fleeting(Task[Any]):
     """Completes at once and may be pruned at once (zero retention)."""
 
@@ -380,5 +433,7 @@ ALL_HANDLERS: tuple[type[Handler[Any, Any, Any]], ...] = (
     HopelessHandler,
     SleepyHandler,
     PatientHandler,
+    StubbornHandler,
+    GatedHandler,
     FleetingHandler,
 )

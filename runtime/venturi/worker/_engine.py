@@ -305,7 +305,7 @@ class Engine:
                 return  # cancelled at the drain deadline: this consumer is done
 
     def _skip_lost(self, job: ClaimedJob) -> None:
-        self.leases.release(job.id)
+        self.leases.release(job)
         self.stats.dropped += 1
         self.in_flight -= 1
         if self.in_flight <= self.wake_at:

@@ -39,13 +39,15 @@ async def execute(
     index: int,
     *,
     release_on_cancel: bool,
+    cancel_requested: bool = False,
 ) -> RunEnd:
     """Run ``job`` once.
 
     While the handler runs, its context sits in ``contexts[index]`` so that the
     worker can ask it to stop. With ``release_on_cancel`` a cancellation of the
     run (the drain deadline of a graceful shutdown) is swallowed and reported
-    as a hand-back.
+    as a hand-back. ``cancel_requested`` starts the run already asked to stop
+    (for tests of a handler's shutdown path).
     """
     end = RunEnd(job, reg)
     try:
@@ -64,6 +66,8 @@ async def execute(
     ctx: Context[Any] = Context(
         job_id=job.id, run_count=job.run_count, history=job.journal, carry=carry, queue=job.queue
     )
+    if cancel_requested:
+        ctx.request_cancel()
     contexts[index] = ctx
     try:
         if reg.timeout is None:

@@ -131,12 +131,12 @@ class Flusher:
         release = self._leases.release
         kept: list[RunEnd] = []
         for end in ends:
-            if release(end.job.id):
+            if release(end.job):
                 kept.append(end)
                 continue
             self._stats.dropped += 1
             log.warning(
-                "result dropped: the job's lease was lost while it ran",
+                "result dropped: the run's lease was lost while it ran",
                 extra={"event": "result_dropped", "job_id": end.job.id, "kind": end.job.kind},
             )
         try:

@@ -31,16 +31,25 @@ class LeaseTable:
 
     def add_all(self, jobs: list[ClaimedJob]) -> None:
         held = self.held
+        lost = self.lost
         for job in jobs:
-            held[job.id] = job
+            held[job.id] = job  # a new lease replaces an older one of the same job
+            if lost:
+                lost.discard(job.id)
 
-    def release(self, job_id: str) -> bool:
-        """Forget a lease whose result goes to storage now; False if it was lost meanwhile
-        (or its result was already sent)."""
-        if self.held.pop(job_id, None) is None:
+    def release(self, job: ClaimedJob) -> bool:
+        """Forget the lease of a run whose result goes to storage now.
+
+        False when the result must not be sent: the lease was lost meanwhile, or
+        this worker holds a newer lease of the same job (this run is stale).
+        """
+        held = self.held
+        current = held.get(job.id)
+        if current is None or current.lease_token != job.lease_token:
             return False
-        if self.lost and job_id in self.lost:
-            self.lost.remove(job_id)
+        del held[job.id]
+        if self.lost and job.id in self.lost:
+            self.lost.remove(job.id)
             return False
         return True
 
