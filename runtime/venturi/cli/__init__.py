@@ -11,6 +11,7 @@ library is used, so the runtime gains no dependency. See docs/cli.md.
 from __future__ import annotations
 
 import argparse
+import logging
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
@@ -24,6 +25,7 @@ from venturi.cli._errors import (
     describe,
     print_error,
 )
+from venturi.cli._logging import configure as configure_logging
 
 EPILOG = """\
 database:
@@ -60,10 +62,25 @@ def build_parser() -> argparse.ArgumentParser:
     except PackageNotFoundError:  # pragma: no cover - running from a source tree
         installed = "unknown"
     parser.add_argument("--version", action="version", version=f"{PROG} {installed}")
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="log what the command does on stderr (the worker has its own --log-level)",
+    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in (_migrate, _worker_cmd, _jobs, _stats, _prune):
         module.register(commands)
     return parser
+
+
+def _quiet_logging(*, verbose: bool) -> None:
+    """Library warnings (a connection pool retrying, say) must not garble a command's
+    one-line error; ``--verbose`` shows them."""
+    if verbose:
+        configure_logging("text", "debug")
+    else:
+        logging.getLogger().addHandler(logging.NullHandler())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -71,6 +88,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
+        if args.command != "worker":
+            _quiet_logging(verbose=args.verbose)
         handler: Callable[[argparse.Namespace], int] = args.handler
         return handler(args)
     except SystemExit as exc:  # --help, --version

@@ -34,6 +34,15 @@ def duration(text: str) -> timedelta:
     return value
 
 
+def duration_or_zero(text: str) -> timedelta:
+    """Like ``duration``, but ``0s`` is allowed (no wait at all)."""
+    try:
+        value = parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return value
+
+
 def comma_list(text: str) -> list[str]:
     """``"a,b"`` -> ``["a", "b"]``; empty items are an error."""
     items = [item.strip() for item in text.split(",")]

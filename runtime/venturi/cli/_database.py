@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from urllib.parse import urlsplit, urlunsplit
+from datetime import timedelta
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from venturi.cli._errors import CliError
+from venturi.cli._errors import CliError, UsageError
 from venturi.storage._protocol import SyncStorage
 from venturi.storage._url import (
     DEFAULT_DATABASE_URL,
@@ -25,6 +27,14 @@ from venturi.storage._url import (
     resolve_url,
     sqlite_path,
 )
+
+#: The query parameter naming the venturi schema; libpq itself would reject it.
+SCHEMA_PARAM = "venturi_schema"
+
+_BAD_OPTION = re.compile(r"invalid .*(option|value)")
+
+#: How long an operator's command waits for PostgreSQL before giving up.
+CONNECT_TIMEOUT = timedelta(seconds=5)
 
 
 def add_database_option(parser: argparse.ArgumentParser) -> None:
@@ -64,6 +74,38 @@ def _check_sqlite_file(url: str) -> None:
         )
 
 
+def check_reachable(url: str) -> None:
+    """Fail at once, in one line, when ``url`` is PostgreSQL and cannot be connected to."""
+    if _scheme(url) == "postgresql":
+        _probe_postgres(url)
+
+
+def _probe_postgres(url: str) -> None:
+    """Connect once, directly, so that why a connection fails (refused, unknown
+    database, bad password, malformed URL) is reported at once: an operator's
+    command should not wait out the backend's reconnect window."""
+    import psycopg
+
+    parts = urlsplit(url)
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != SCHEMA_PARAM]
+    conninfo = urlunsplit(parts._replace(query=urlencode(query)))
+    seconds = max(1, int(CONNECT_TIMEOUT.total_seconds()))
+    try:
+        psycopg.connect(conninfo, connect_timeout=seconds).close()
+    except psycopg.Error as exc:
+        reason = " ".join(str(exc).split())
+        if isinstance(exc, psycopg.ProgrammingError) or _BAD_OPTION.search(reason):
+            raise UsageError(f"bad PostgreSQL URL {redact(url)}: {reason}") from None
+        raise CliError(f"cannot connect to {redact(url)}: {reason}") from None
+
+
+def _open_postgres(url: str) -> SyncStorage:
+    from venturi.storage.postgres import PostgresSyncStorage
+
+    _probe_postgres(url)
+    return PostgresSyncStorage(url, pool_size=1, reconnect_timeout=CONNECT_TIMEOUT)
+
+
 @contextmanager
 def open_storage(
     url_option: str | None, *, create: bool = False, need_schema: bool = True
@@ -74,7 +116,7 @@ def open_storage(
     scheme = _scheme(url)  # ConfigurationError for an unknown scheme, before anything opens
     if not create and scheme == "sqlite":
         _check_sqlite_file(url)
-    storage = open_sync(url)
+    storage = _open_postgres(url) if scheme == "postgresql" else open_sync(url)
     try:
         if need_schema and storage.schema_version() == 0:
             raise CliError(

@@ -1,14 +1,142 @@
-"""``venturi worker APP:FACTORY``: placeholder until the Worker lands."""
+"""``venturi worker APP:FACTORY``: run the application's worker as a process.
+
+The factory builds the Worker (handlers, shared state, configuration) in
+the application's code; the command line only overrides what operators tune
+per deployment. Each option given replaces the matching ``WorkerConfig``
+field (``dataclasses.replace``, so the config's validation runs again);
+options left out keep the factory's values. ``--database`` is exported as
+``$VENTURI_DATABASE_URL`` before the application is imported, so the whole
+process (a ``Queue`` the handlers use included) sees one database, and it
+replaces a URL the factory passed to the Worker.
+
+A PostgreSQL database that cannot be reached at start is an immediate
+one-line error (exit 1); once running, the worker rides out outages itself.
+
+SIGTERM or SIGINT drains the worker (stop claiming, let running handlers
+finish within ``drain_timeout``, hand back the rest) and the command exits 0.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import dataclasses
+import logging
+import os
+from typing import Any
+
+from venturi.cli._app import load_worker
+from venturi.cli._args import comma_list, duration, duration_or_zero, positive_int
+from venturi.cli._database import add_database_option, check_reachable, redact
+from venturi.cli._errors import UsageError
+from venturi.cli._logging import LEVELS, configure
+from venturi.cli._output import DURATION_HELP
+from venturi.errors import ConfigurationError
+from venturi.storage._url import ENV_VAR, _scheme, resolve_url
+from venturi.worker import Worker
+
+log = logging.getLogger("venturi.cli")
+
+#: option dest -> WorkerConfig field
+_CONFIG_OPTIONS = (
+    "concurrency",
+    "queues",
+    "claim_batch",
+    "lease_duration",
+    "heartbeat_interval",
+    "poll_interval",
+    "drain_timeout",
+)
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = commands.add_parser("worker", help="run a worker")
+    parser = commands.add_parser(
+        "worker",
+        help="run a worker from an import path (MODULE:FACTORY)",
+        description=(
+            "Import MODULE, call FACTORY() to get the configured venturi.worker.Worker, apply "
+            "the options below over its WorkerConfig, and run it until SIGTERM or SIGINT, "
+            "which drain it gracefully (exit 0). Durations: " + DURATION_HELP + "."
+        ),
+    )
+    parser.add_argument("app", metavar="MODULE:FACTORY", help="e.g. myapp.workers:make_worker")
+    add_database_option(parser)
+    tuning = parser.add_argument_group("worker configuration (default: the factory's values)")
+    tuning.add_argument("--concurrency", type=positive_int, metavar="N", help="handlers at once")
+    tuning.add_argument(
+        "--queues", type=comma_list, metavar="A,B", help="queues to claim from (comma-separated)"
+    )
+    tuning.add_argument("--claim-batch", type=positive_int, metavar="N", help="jobs per claim")
+    tuning.add_argument("--lease-duration", type=duration, metavar="DURATION", help="e.g. 30s")
+    tuning.add_argument("--heartbeat-interval", type=duration, metavar="DURATION", help="e.g. 10s")
+    tuning.add_argument("--poll-interval", type=duration, metavar="DURATION", help="e.g. 1s")
+    tuning.add_argument(
+        "--drain-timeout",
+        type=duration_or_zero,
+        metavar="DURATION",
+        help="how long running handlers may finish after SIGTERM, e.g. 10s (0s: none)",
+    )
+    logs = parser.add_argument_group("logging (to stderr)")
+    logs.add_argument(
+        "--log-format", choices=("text", "json"), default="text", help="json: one object per line"
+    )
+    logs.add_argument("--log-level", choices=LEVELS, default="info")
     parser.set_defaults(handler=run)
 
 
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    found = {
+        name: getattr(args, name) for name in _CONFIG_OPTIONS if getattr(args, name) is not None
+    }
+    if "queues" in found:
+        found["queues"] = tuple(dict.fromkeys(found["queues"]))
+    # The command owns the process: SIGTERM must drain the worker even if the
+    # factory turned signal handling off for embedding elsewhere.
+    found["install_signal_handlers"] = True
+    return found
+
+
+def _apply_database(worker: Worker[Any], url: str | None) -> None:
+    if url is None:
+        return
+    current = worker.database
+    if current is not None and not isinstance(current, str):
+        raise UsageError(
+            "the factory gave the Worker its own Storage object, which --database cannot "
+            "replace; pass a URL (or nothing) to Worker() instead"
+        )
+    worker.database = url
+
+
 def run(args: argparse.Namespace) -> int:
+    configure(args.log_format, args.log_level)
+    if args.database is not None:
+        _scheme(args.database)  # an unsupported URL is refused before the application loads
+        os.environ[ENV_VAR] = args.database
+    worker = load_worker(args.app)
+    _apply_database(worker, args.database)
+    overrides = _overrides(args)
+    try:
+        worker.config = dataclasses.replace(worker.config, **overrides)
+    except ConfigurationError as exc:
+        raise UsageError(f"invalid worker configuration: {exc}") from None
+    database = worker.database
+    if database is None or isinstance(database, str):
+        check_reachable(resolve_url(database))  # a wrong URL fails now, not after 30 s of retries
+    where = (
+        redact(resolve_url(database))
+        if database is None or isinstance(database, str)
+        else f"the factory's {database.capabilities.name} storage"
+    )
+    log.info(
+        "starting worker from %s on %s",
+        args.app,
+        where,
+        extra={"event": "cli_start", "app": args.app, "database": where},
+    )
+    stats = asyncio.run(worker.run())
+    log.info(
+        "worker exited cleanly",
+        extra={"event": "cli_exit", "completed": stats.completed, "dead": stats.dead},
+    )
     return 0

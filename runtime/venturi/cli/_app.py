@@ -1,0 +1,60 @@
+"""Finding the application's worker from an import path: ``package.module:factory``.
+
+The same convention as uvicorn, gunicorn and Celery: the module is imported
+(with the working directory on ``sys.path``, as ``python -m`` would), the
+attribute after the colon is looked up (dotted names allowed), and if it is
+callable it is called with no arguments. It must produce a
+``venturi.worker.Worker``; an already built Worker is accepted too.
+
+A path that names nothing is the operator's mistake and gets one line; an
+exception raised by the application's own import or factory is a bug in the
+application and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from typing import Any
+
+from venturi.cli._errors import UsageError
+from venturi.worker import Worker
+
+FORM = "expected MODULE:FACTORY, e.g. myapp.workers:make_worker"
+
+
+def _import(module_name: str) -> Any:
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        missing = exc.name or ""
+        if missing and (module_name == missing or module_name.startswith(missing + ".")):
+            raise UsageError(
+                f"cannot import {module_name!r}: no module named {missing!r} "
+                "(run from the project directory, or set PYTHONPATH)"
+            ) from None
+        raise  # the application imports something that is not installed: its traceback helps
+
+
+def load_worker(path: str) -> Worker[Any]:
+    """Import ``MODULE:ATTR``, call it if callable, and check it is a Worker."""
+    module_name, sep, attr_path = path.partition(":")
+    if not sep or not module_name or not attr_path:
+        raise UsageError(f"bad worker path {path!r}: {FORM}")
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    target: Any = _import(module_name)
+    for name in attr_path.split("."):
+        if not name.isidentifier() or not hasattr(target, name):
+            raise UsageError(
+                f"bad worker path {path!r}: {module_name!r} has no attribute {attr_path!r}"
+            )
+        target = getattr(target, name)
+    worker = target() if callable(target) and not isinstance(target, Worker) else target
+    if not isinstance(worker, Worker):
+        raise UsageError(
+            f"{path} returned {type(worker).__qualname__}, not a venturi.worker.Worker; "
+            "the factory must build and return the configured Worker"
+        )
+    return worker

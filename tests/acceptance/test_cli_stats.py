@@ -1,0 +1,78 @@
+"""``venturi stats``: counts per kind and state, oldest pending age, recent throughput."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+from venturi.storage import Resolution
+
+from tests.acceptance.cli_fixtures import (
+    assert_error,
+    assert_ok,
+    database_fixture,  # noqa: F401  (fixture)
+    finish_queue,
+    migrate,
+    run_cli,
+    seed,
+    sqlite_database_fixture,  # noqa: F401  (fixture)
+)
+from tests.acceptance.cli_tasks import Explode, Greet
+
+
+def test_stats_counts_ages_and_throughput(database: str) -> None:
+    migrate(database)
+    before = datetime.now(UTC)
+    seed(database, [Greet("a"), Greet("b"), Greet("c")])
+    seed(database, [Explode("x"), Explode("y")])
+    finish_queue(database, "fragile", [Explode.KIND], Resolution.DEAD, error_code="boom")
+
+    result = run_cli("stats", "--json", database=database)
+    assert_ok(result)
+    data = json.loads(result.stdout)
+    kinds = {row["kind"]: row for row in data["kinds"]}
+    assert set(kinds) == {"cli_test.greet", "cli_test.explode"}
+
+    greet = kinds["cli_test.greet"]
+    assert greet["counts"] == {
+        "pending": 3,
+        "running": 0,
+        "completed": 0,
+        "dead": 0,
+        "cancelled": 0,
+    }
+    assert greet["oldest_pending_age_seconds"] >= 0
+    assert datetime.fromisoformat(greet["oldest_pending_at"]) >= before.replace(microsecond=0)
+    assert greet["finished_last_minutes"] == {"1": 0, "5": 0, "15": 0}
+
+    explode = kinds["cli_test.explode"]
+    assert explode["counts"]["dead"] == 2
+    assert explode["counts"]["pending"] == 0
+    assert explode["oldest_pending_at"] is None
+    assert explode["oldest_pending_age_seconds"] is None
+    assert explode["finished_last_minutes"] == {"1": 2, "5": 2, "15": 2}
+
+    table = run_cli("stats", database=database)
+    assert_ok(table)
+    lines = table.stdout.splitlines()
+    assert lines[0].split()[:6] == ["KIND", "PENDING", "RUNNING", "COMPLETED", "DEAD", "CANCELLED"]
+    rows = {line.split()[0]: line.split() for line in lines[1:]}
+    assert rows["cli_test.greet"][1] == "3"
+    assert rows["cli_test.explode"][4] == "2"
+    assert rows["cli_test.explode"][-3:] == ["2", "2", "2"]
+    assert rows["(all)"][1:6] == ["3", "0", "0", "2", "0"]
+
+
+def test_stats_on_an_empty_queue(database: str) -> None:
+    migrate(database)
+    result = run_cli("stats", database=database)
+    assert_ok(result)
+    assert result.stdout.strip() == "no jobs"
+    assert json.loads(run_cli("stats", "--json", database=database).stdout)["kinds"] == []
+
+
+def test_stats_without_schema(database: str) -> None:
+    if database.startswith("sqlite"):
+        Path(database.removeprefix("sqlite:///")).touch()
+    assert_error(run_cli("stats", database=database), 1, "venturi migrate")
