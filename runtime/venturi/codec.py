@@ -1,10 +1,16 @@
 """Strict JSON helpers for the codecs of payloads, carries and outputs.
 
-Generated code calls these to decode stored JSON back into typed values. They
-never coerce: a string where an int is declared, an unknown field, a naive
-datetime — each is a ``CodecError`` naming the JSON path of the bad value.
-Encoded documents are capped at 1 MiB so that one careless producer cannot
-fill the database with a single job.
+Generated code calls these to encode typed values to JSON and decode stored
+JSON back. They never coerce: a string where an int is declared, an unknown
+field, a naive datetime — each is a ``CodecError`` naming the JSON path of the
+bad value, in either direction. Encoded documents are capped at 1 MiB so that
+one careless producer cannot fill the database with a single job.
+
+Generated dataclasses describe their JSON shape with a ``Struct`` of ``field``
+entries, one line per field, built from the ``Codec`` values at the end of
+this module (``STR``, ``INT``, ``list_of(...)``, ``nested(...)``...). Keeping
+the per-type logic here, once, keeps generated modules short and fast to
+produce.
 """
 
 from __future__ import annotations
@@ -15,7 +21,8 @@ import json
 import math
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, Self, TypeVar
 
 import ulid
 
@@ -50,13 +57,17 @@ def dumps(value: Any, *, what: str = "payload", limit: int = MAX_ENCODED_BYTES) 
     return text
 
 
+def _reject_constant(token: str) -> Any:
+    raise CodecError("$", f"{token} is not valid JSON")
+
+
+# One decoder for every call: json.loads with an argument builds a new one each time.
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
 def loads(text: str) -> Any:
     """Parse JSON text; NaN and Infinity are rejected."""
-
-    def _reject(token: str) -> Any:
-        raise CodecError("$", f"{token} is not valid JSON")
-
-    return json.loads(text, parse_constant=_reject)
+    return _DECODER.decode(text)
 
 
 def _type_name(value: Any) -> str:
@@ -81,6 +92,9 @@ def expect_object(
     """Check an object: present required keys, no unknown keys."""
     if not isinstance(data, dict):
         raise CodecError(path, f"expected an object, got {_type_name(data)}")
+    keys = data.keys()
+    if keys >= required and keys <= allowed:  # the common case: no sets or lists to build
+        return data
     missing = sorted(required - data.keys())
     if missing:
         raise CodecError(path, f"missing required field(s): {', '.join(missing)}")
@@ -178,10 +192,17 @@ def expect_list(data: Any, path: str, item: Callable[[Any, str], T]) -> tuple[T,
     return tuple(item(value, f"{path}[{index}]") for index, value in enumerate(data))
 
 
+def member_path(path: str, key: str) -> str:
+    """``$.name`` for identifier-like keys, ``$["odd key"]`` otherwise."""
+    if key.isidentifier():
+        return f"{path}.{key}"
+    return f"{path}[{json.dumps(key, ensure_ascii=False)}]"
+
+
 def expect_map(data: Any, path: str, item: Callable[[Any, str], T]) -> dict[str, T]:
     if not isinstance(data, dict):
         raise CodecError(path, f"expected an object, got {_type_name(data)}")
-    return {key: item(value, f"{path}.{key}") for key, value in data.items()}
+    return {key: item(value, member_path(path, key)) for key, value in data.items()}
 
 
 def expect_optional(data: Any, path: str, item: Callable[[Any, str], T]) -> T | None:
@@ -195,3 +216,234 @@ def expect_enum(data: Any, path: str, values: tuple[str, ...]) -> str:
     if text not in values:
         raise CodecError(path, f"expected one of {', '.join(values)}; got {text!r}")
     return text
+
+
+# -- encoders: the same strictness on the way out --------------------------------------------
+
+
+def _expect_instance(
+    value: Any, path: str, kind: type | tuple[type, ...], what: str, *, numeric: bool = False
+) -> None:
+    # bool is an int subclass; a numeric field never accepts True.
+    if not isinstance(value, kind) or (numeric and isinstance(value, bool)):
+        raise CodecError(path, f"expected {what}, got {type(value).__name__}")
+
+
+def encode_str(value: Any, path: str, *, max_length: int | None = None) -> str:
+    _expect_instance(value, path, str, "a str")
+    if max_length is not None and len(value) > max_length:
+        raise CodecError(path, f"string of length {len(value)} exceeds max_length {max_length}")
+    result: str = value
+    return result
+
+
+def encode_int(value: Any, path: str) -> int:
+    _expect_instance(value, path, int, "an int", numeric=True)
+    return int(value)
+
+
+def encode_float(value: Any, path: str) -> float:
+    _expect_instance(value, path, (int, float), "a float", numeric=True)
+    result = float(value)
+    if not math.isfinite(result):
+        raise CodecError(path, "expected a finite number")
+    return result
+
+
+def encode_bool(value: Any, path: str) -> bool:
+    _expect_instance(value, path, bool, "a bool")
+    return bool(value)
+
+
+def encode_date(value: Any, path: str) -> str:
+    # datetime is a subclass of date; a date field must not silently keep a time of day.
+    if isinstance(value, dt.datetime) or not isinstance(value, dt.date):
+        raise CodecError(path, f"expected a date, got {type(value).__name__}")
+    return value.isoformat()
+
+
+def encode_uuid(value: Any, path: str) -> str:
+    _expect_instance(value, path, uuid.UUID, "a UUID")
+    return str(value)
+
+
+def encode_ulid(value: Any, path: str) -> str:
+    _expect_instance(value, path, ulid.ULID, "a ULID")
+    return str(value)
+
+
+def encode_decimal(value: Any, path: str) -> str:
+    _expect_instance(value, path, decimal.Decimal, "a Decimal")
+    if not value.is_finite():
+        raise CodecError(path, "expected a finite decimal")
+    return str(value)
+
+
+# -- field codecs for generated code ---------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Codec(Generic[T]):
+    """How one declared type crosses the JSON boundary: a strict decoder and encoder."""
+
+    decode: Callable[[Any, str], T]
+    encode: Callable[[Any, str], Any]
+
+
+class Record(Protocol):
+    """A generated dataclass (nested type, carry, output) with path-aware codecs."""
+
+    def to_json(self, path: str = "$") -> Any: ...
+
+    @classmethod
+    def from_json(cls, data: Any, path: str = "$") -> Self: ...
+
+
+R = TypeVar("R", bound=Record)
+
+STR: Codec[str] = Codec(expect_str, encode_str)
+INT: Codec[int] = Codec(expect_int, encode_int)
+FLOAT: Codec[float] = Codec(expect_float, encode_float)
+BOOL: Codec[bool] = Codec(expect_bool, encode_bool)
+DATETIME: Codec[dt.datetime] = Codec(expect_datetime, encode_datetime)
+DATE: Codec[dt.date] = Codec(expect_date, encode_date)
+UUID: Codec[uuid.UUID] = Codec(expect_uuid, encode_uuid)
+ULID: Codec[ulid.ULID] = Codec(expect_ulid, encode_ulid)
+DECIMAL: Codec[decimal.Decimal] = Codec(expect_decimal, encode_decimal)
+
+
+def string(*, max_length: int) -> Codec[str]:
+    """A string of at most ``max_length`` characters, checked both ways."""
+    return Codec(
+        lambda data, path: expect_str(data, path, max_length=max_length),
+        lambda value, path: encode_str(value, path, max_length=max_length),
+    )
+
+
+def literal(*values: str) -> Codec[str]:
+    """One of the listed strings (a declared enum)."""
+
+    def check(value: Any, path: str) -> str:
+        return expect_enum(value, path, values)
+
+    return Codec(check, check)
+
+
+def list_of(item: Codec[T]) -> Codec[tuple[T, ...]]:
+    """A JSON array decoded to a tuple; a list or tuple on the way out."""
+
+    def encode(value: Any, path: str) -> list[Any]:
+        _expect_instance(value, path, (tuple, list), "a tuple")
+        return [item.encode(element, f"{path}[{index}]") for index, element in enumerate(value)]
+
+    return Codec(lambda data, path: expect_list(data, path, item.decode), encode)
+
+
+def map_of(item: Codec[T]) -> Codec[dict[str, T]]:
+    """A JSON object with string keys and values of one type."""
+
+    def encode(value: Any, path: str) -> dict[str, Any]:
+        _expect_instance(value, path, Mapping, "a mapping")
+        result: dict[str, Any] = {}
+        for key, element in value.items():
+            if not isinstance(key, str):
+                raise CodecError(path, f"expected string keys, got {type(key).__name__}")
+            result[key] = item.encode(element, member_path(path, key))
+        return result
+
+    return Codec(lambda data, path: expect_map(data, path, item.decode), encode)
+
+
+def optional(item: Codec[T]) -> Codec[T | None]:
+    """``null`` or a value of ``item``."""
+    return Codec(
+        lambda data, path: expect_optional(data, path, item.decode),
+        lambda value, path: None if value is None else item.encode(value, path),
+    )
+
+
+def nested(cls: type[R]) -> Codec[R]:
+    """A generated dataclass inside another one."""
+
+    def encode(value: Any, path: str) -> Any:
+        _expect_instance(value, path, cls, f"a {cls.__name__}")
+        return value.to_json(path)
+
+    return Codec(lambda data, path: cls.from_json(data, path), encode)
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """One dataclass field: its JSON name, codec, Python attribute, and whether JSON must have it."""
+
+    name: str
+    codec: Codec[Any]
+    attr: str
+    required: bool
+
+
+def field(name: str, codec: Codec[Any], *, attr: str | None = None, required: bool = True) -> Field:
+    """A field whose Python attribute is ``attr`` (default: the JSON name).
+
+    ``required=False`` for fields with a default: JSON written before the field
+    existed still decodes, and the dataclass default fills it in.
+    """
+    return Field(name, codec, name if attr is None else attr, required)
+
+
+class Struct:
+    """The JSON shape of a generated dataclass: a JSON object with exactly these fields."""
+
+    __slots__ = ("_allowed", "_by_name", "_required", "fields")
+
+    def __init__(self, *fields: Field) -> None:
+        self.fields = fields
+        self._by_name = {f.name: f for f in fields}
+        self._required = frozenset(f.name for f in fields if f.required)
+        self._allowed = frozenset(self._by_name)
+
+    def decode(self, cls: Callable[..., T], data: Any, path: str = "$") -> T:
+        """Strictly decode ``data``: required fields present, no unknown field, every type checked."""
+        obj = expect_object(data, path, required=self._required, allowed=self._allowed)
+        kwargs: dict[str, Any] = {}
+        for key, value in obj.items():
+            spec = self._by_name[key]
+            kwargs[spec.attr] = spec.codec.decode(value, f"{path}.{key}")
+        return cls(**kwargs)
+
+    def encode(self, value: Any, path: str = "$") -> dict[str, Any]:
+        """Encode every field of ``value``, checking each value against its declared type."""
+        return {
+            f.name: f.codec.encode(getattr(value, f.attr), f"{path}.{f.name}") for f in self.fields
+        }
+
+
+# -- dedup and concurrency keys ---------------------------------------------------------------
+
+
+def _key_part(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float | decimal.Decimal | uuid.UUID | ulid.ULID):
+        return str(value)
+    if isinstance(value, dt.datetime):
+        encode_datetime(value)  # rejects a naive datetime
+        # Equal instants give equal keys whatever offset the producer used.
+        return value.astimezone(dt.UTC).isoformat()
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    raise TypeError(f"a key part must be a scalar, got {type(value).__name__}")
+
+
+def key_text(*parts: Any) -> str:
+    """The canonical text of a dedup or concurrency key.
+
+    One part is its canonical string (datetimes in UTC, booleans as
+    ``true``/``false``); several parts are a compact JSON array of those strings.
+    """
+    texts = [_key_part(part) for part in parts]
+    if len(texts) == 1:
+        return texts[0]
+    return json.dumps(texts, ensure_ascii=False, separators=(",", ":"))

@@ -1,0 +1,1 @@
+"""venturi-gen: validate YAML task declarations and generate typed Python for venturi."""

@@ -1,0 +1,118 @@
+"""The ``.venturi-cache/`` directory: formatted chunks and the manifest of the last good run.
+
+Two files, both pure accelerators (delete the directory at any time; the
+next run is just slower, never different):
+
+- ``chunks.json`` — black's output by chunk content hash, under the black
+  version and mode that produced it;
+- ``manifest.json`` — for the last successful run: a key over every input's
+  bytes and over the generator itself (its source, templates, schema and the
+  black version), the SHA-256 of every generated file, the stub paths and the
+  warnings. When the key matches and the files on disk still have those
+  hashes, nothing can have changed: ``--check`` answers without parsing YAML
+  or importing jinja2, jsonschema or black.
+
+The key hashes the generator's own files rather than trusting a version
+number, so editing a template can never leave a stale "up to date".
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+DIRECTORY = ".venturi-cache"
+_CHUNK_LIMIT = 100_000  # entries kept in chunks.json; far more than any real project needs
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@functools.cache
+def generator_fingerprint() -> str:
+    """A hash of everything in venturi_gen that shapes output, plus the black version."""
+    from venturi_gen.formatting import mode_fingerprint
+
+    digest = hashlib.sha256(mode_fingerprint().encode())
+    package = Path(__file__).parent
+    files = sorted([*package.glob("*.py"), *package.glob("templates/*.jinja")])
+    try:
+        from importlib import resources
+
+        files.append(Path(str(resources.files("venturi_gen.schemas").joinpath("venturi-tasks.schema.json"))))
+    except (ImportError, FileNotFoundError):  # pragma: no cover - a broken install; the run fails later
+        pass
+    for path in files:
+        digest.update(path.name.encode() + b"\0")
+        with contextlib.suppress(OSError):
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def run_key(inputs: list[tuple[str, bytes]], options: str) -> str:
+    """Key of a run: the generator, the options, and every input file (display path + bytes)."""
+    digest = hashlib.sha256(generator_fingerprint().encode())
+    digest.update(options.encode() + b"\0")
+    for display, content in sorted(inputs):
+        digest.update(display.encode() + b"\0" + sha256(content).encode())
+    return digest.hexdigest()
+
+
+class Cache:
+    """Reads and writes ``<root>/.venturi-cache``; every failure just means "no cache"."""
+
+    def __init__(self, root: Path, *, enabled: bool = True) -> None:
+        self.directory = root / DIRECTORY
+        self.enabled = enabled
+
+    def _read(self, name: str) -> Any:
+        if not self.enabled:
+            return None
+        try:
+            return json.loads((self.directory / name).read_text("utf-8"))
+        except (OSError, ValueError):
+            return None
+
+    def _write(self, name: str, document: Any) -> None:
+        if not self.enabled:
+            return
+        try:
+            self.directory.mkdir(exist_ok=True)
+            gitignore = self.directory / ".gitignore"
+            if not gitignore.exists():
+                gitignore.write_text("# Created by venturi-gen; safe to delete.\n*\n", "utf-8")
+            fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f".{name}.", suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as stream:
+                json.dump(document, stream, separators=(",", ":"), sort_keys=True)
+            os.replace(tmp, self.directory / name)
+        except OSError:
+            pass  # a read-only checkout still generates, just without a cache
+
+    def chunks(self, mode: str) -> dict[str, str]:
+        document = self._read("chunks.json")
+        if not isinstance(document, dict) or document.get("mode") != mode:
+            return {}
+        chunks = document.get("chunks")
+        return dict(chunks) if isinstance(chunks, dict) else {}
+
+    def save_chunks(self, mode: str, chunks: dict[str, str], used: set[str]) -> None:
+        # Keep this run's chunks first, then older ones up to the limit (newest entries last).
+        kept = {k: v for k, v in chunks.items() if k not in used}
+        if len(kept) + len(used) > _CHUNK_LIMIT:
+            kept = dict(list(kept.items())[-max(_CHUNK_LIMIT - len(used), 0) :])
+        kept.update({k: chunks[k] for k in used if k in chunks})
+        self._write("chunks.json", {"mode": mode, "chunks": kept})
+
+    def manifest(self) -> dict[str, Any] | None:
+        document = self._read("manifest.json")
+        return document if isinstance(document, dict) else None
+
+    def save_manifest(self, document: dict[str, Any]) -> None:
+        self._write("manifest.json", document)

@@ -1,0 +1,197 @@
+"""The ``venturi-gen`` command.
+
+    venturi-gen [INPUTS...] [--check] [--format text|json|github] [--config PYPROJECT] [--no-cache]
+    venturi-gen schema [--path]
+
+Without INPUTS, the declaration files are the ``[tool.venturi] inputs``
+globs of the project's pyproject.toml, so ``venturi-gen`` and
+``venturi-gen --check`` need no flags in a build step or in CI.
+
+Exit status: 0 success (or up to date); 1 declaration errors, or with
+``--check`` stale or missing output; 2 usage, configuration or internal
+error; 130 interrupted (every file is then either untouched or complete).
+
+Human output (diagnostics, summaries) goes to stderr and a ``--check`` diff to
+stdout; ``--format json`` and ``--format github`` write only to stdout.
+Heavy modules (yaml, jsonschema, jinja2, black) are imported only when the
+cache cannot answer, which keeps a no-op run fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import traceback
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from venturi_gen.config import ConfigError
+from venturi_gen.diagnostics import Severity, dumps_json, github_command, github_line, summary
+
+if TYPE_CHECKING:
+    from venturi_gen.pipeline import RunResult
+
+_EPILOG = """\
+exit status: 0 ok, 1 declaration errors or stale output (--check), 2 usage or internal error.
+Reference of the declaration format: docs/declarations.md. JSON Schema: `venturi-gen schema --path`.
+"""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="venturi-gen",
+        description="Validate venturi task declarations (YAML) and generate typed Python: "
+        "producer modules, worker interfaces and handler stubs.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "inputs", nargs="*", type=Path, metavar="INPUT",
+        help="declaration files (default: [tool.venturi] inputs in pyproject.toml)",
+    )
+    parser.add_argument(
+        "--check", action="store_true",
+        help="write nothing; exit 1 with a diff when generated code is stale or missing",
+    )
+    parser.add_argument(
+        "--format", choices=("text", "json", "github"), default="text",
+        help="diagnostics as compiler-style text (default), one JSON document, or GitHub annotations",
+    )
+    parser.add_argument("--config", type=Path, metavar="PYPROJECT", help="pyproject.toml to read [tool.venturi] from")
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write .venturi-cache/")
+    return parser
+
+
+def _schema_command(args: list[str], out: TextIO) -> int:
+    parser = argparse.ArgumentParser(prog="venturi-gen schema", description="Print the declaration JSON Schema.")
+    parser.add_argument("--path", action="store_true", help="print the schema file's path instead of its content")
+    options = parser.parse_args(args)
+    from importlib import resources
+
+    from venturi_gen.schema_check import SCHEMA_FILE
+
+    resource = resources.files("venturi_gen.schemas").joinpath(SCHEMA_FILE)
+    out.write(f"{resource}\n" if options.path else resource.read_text("utf-8"))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if args[:1] == ["schema"]:
+            return _schema_command(args[1:], sys.stdout)
+        options = _parser().parse_args(args)
+        return _generate(options)
+    except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
+        return exc.code if isinstance(exc.code, int) else 2
+    except ConfigError as exc:
+        print(f"venturi-gen: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("venturi-gen: interrupted; every file is either untouched or complete", file=sys.stderr)
+        return 130
+    except Exception:
+        print("venturi-gen: internal error (please report it):", file=sys.stderr)
+        traceback.print_exc()
+        return 2
+
+
+def _generate(options: argparse.Namespace) -> int:
+    from venturi_gen import config as config_module
+    from venturi_gen.pipeline import run
+
+    cwd = Path.cwd()
+    config = config_module.load(cwd, options.config)
+    if options.inputs:
+        files = []
+        for given in options.inputs:
+            path = (cwd / given).resolve()
+            if not path.is_file():
+                raise ConfigError(f"{given}: no such file")
+            files.append(path)
+        fix = shlex.join(["venturi-gen", *map(str, options.inputs)])
+    elif config.pyproject is None:
+        raise ConfigError(
+            "no inputs: name declaration files, or set [tool.venturi] inputs in pyproject.toml"
+        )
+    else:
+        files = config_module.expand(config)
+        fix = "venturi-gen"
+    result = run(config, files, check=options.check, use_cache=not options.no_cache)
+    if options.format == "json":
+        _report_json(result, options.check)
+    elif options.format == "github":
+        _report_github(result, fix)
+    else:
+        _report_text(result, options.check, fix, config.inputs if not options.inputs else ())
+    return 1 if result.failed else 0
+
+
+def _report_text(result: RunResult, check: bool, fix: str, patterns: tuple[str, ...]) -> None:
+    from venturi_gen.check import render_report
+
+    err = sys.stderr
+    for diagnostic in result.diagnostics:
+        print(diagnostic.text(), file=err)
+    prefix = "venturi-gen --check" if check else "venturi-gen"
+    if not result.inputs:
+        print(f"{prefix}: no declaration files match {', '.join(patterns)}; nothing to do", file=err)
+        return
+    if result.failed and not result.stale:
+        print(f"{prefix}: {summary(result.diagnostics)}; nothing was written", file=err)
+        return
+    if result.stale:
+        sys.stdout.write(render_report(result.stale))
+        sys.stdout.flush()
+        names = ", ".join(s.path for s in result.stale[:5]) + (", ..." if len(result.stale) > 5 else "")
+        print(f"{prefix}: {len(result.stale)} generated file(s) out of date or missing ({names}); "
+              f"run `{fix}` to update them", file=err)
+        return
+    for path in result.written:
+        print(f"  wrote {path}", file=err)
+    for path in result.created:
+        print(f"  created {path} (yours to edit; never overwritten)", file=err)
+    files = len(result.inputs)
+    what = f"{files} declaration file{'s' if files != 1 else ''}"
+    if check:
+        print(f"{prefix}: generated code is up to date ({what})", file=err)
+    elif result.written or result.created:
+        print(f"{prefix}: wrote {len(result.written)}, created {len(result.created)}, "
+              f"{result.unchanged} unchanged ({what})", file=err)
+    else:
+        print(f"{prefix}: up to date ({what})", file=err)
+
+
+def _report_json(result: RunResult, check: bool) -> None:
+    document = {
+        "ok": not result.failed,
+        "check": check,
+        "inputs": result.inputs,
+        "diagnostics": [d.to_json() for d in result.diagnostics],
+        "written": result.written,
+        "created": result.created,
+        "unchanged": result.unchanged,
+        "stale": [{"path": s.path, "status": s.status, "diff": s.diff} for s in result.stale],
+    }
+    sys.stdout.write(dumps_json(document) + "\n")
+
+
+def _report_github(result: RunResult, fix: str) -> None:
+    from venturi_gen.check import render_report
+
+    out = sys.stdout
+    for diagnostic in result.diagnostics:
+        print(github_line(diagnostic), file=out)
+    for stale in result.stale:
+        message = f"{stale.path} is {'missing' if stale.status == 'missing' else 'out of date'}; run `{fix}`"
+        print(github_command(Severity.ERROR, message, file=stale.path, title="venturi-gen STALE"), file=out)
+    if result.stale:
+        print("::group::venturi-gen --check diff", file=out)
+        out.write(render_report(result.stale))
+        print("::endgroup::", file=out)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
+

@@ -1,0 +1,40 @@
+"""Where outputs go, and how paths are shown.
+
+For ``examples/bookmarks/tasks.venturi.yaml`` declaring ``module: bookmarks``
+(``root`` defaults to the file's directory):
+
+- ``examples/bookmarks/bookmarks/__init__.py``, ``tasks.py`` (producer) and
+  ``worker.py`` (worker interface): generated, rewritten on every run;
+- ``examples/bookmarks/handlers/<task_snake>.py``: handler stubs, created once;
+- ``examples/bookmarks/merges/<task_snake>.py``: merge stubs for tasks with
+  ``on_collision: custom``, created once.
+
+Paths in diagnostics and headers are POSIX paths relative to the project root
+(the directory of the pyproject.toml in use), so output never depends on the
+machine or the working directory.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from pathlib import Path
+
+from venturi_gen.model import ModuleDecl, TaskDecl
+
+
+class OutputKind(enum.Enum):
+    GENERATED = "generated"  # owned by venturi-gen: rewritten, checked byte for byte
+    STUB = "stub"  # owned by the user: created when missing, never overwritten
+
+
+def stub_paths(m: ModuleDecl, t: TaskDecl) -> tuple[Path, Path | None]:
+    """The handler stub of ``t`` and, for ``on_collision: custom``, its merge stub."""
+    handler = m.layout.handlers_dir / f"{t.snake}.py"
+    merge = m.layout.merges_dir / f"{t.snake}.py" if t.on_collision == "custom" else None
+    return handler, merge
+
+
+def display_path(path: Path, root: Path) -> str:
+    """``path`` relative to ``root`` with forward slashes (``../x`` when outside it)."""
+    return Path(os.path.relpath(path, root)).as_posix()

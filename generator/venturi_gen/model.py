@@ -1,0 +1,130 @@
+"""The typed intermediate representation venturi-gen renders from.
+
+``semantic`` builds it from a schema-valid document after every check has
+passed for that file; renderers only ever see this model, never raw YAML, so
+nothing unchecked (an unresolved type, an invalid name) can reach a template.
+Names here are already Python names; every string that came from YAML is
+still a plain value and is escaped by the renderer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True, slots=True)
+class Scalar:
+    name: str  # one of typeexpr.SCALARS
+    max_length: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EnumType:
+    values: tuple[str, ...]
+    name: str | None = None  # a named enum from `types:`; None for an inline `type: enum`
+
+
+@dataclass(frozen=True, slots=True)
+class ListType:
+    item: TypeRef
+
+
+@dataclass(frozen=True, slots=True)
+class MapType:
+    value: TypeRef
+
+
+@dataclass(frozen=True, slots=True)
+class OptionalType:
+    inner: TypeRef
+
+
+@dataclass(frozen=True, slots=True)
+class StructRef:
+    name: str
+
+
+TypeRef = Scalar | EnumType | ListType | MapType | OptionalType | StructRef
+
+
+@dataclass(frozen=True, slots=True)
+class Default:
+    """A default as a Python expression; ``factory`` when it must be built per instance."""
+
+    python: str
+    factory: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FieldDecl:
+    json_name: str
+    attr: str
+    type: TypeRef
+    doc: str | None
+    default: Default | None
+
+
+@dataclass(frozen=True, slots=True)
+class StructDecl:
+    """A generated dataclass other than a task: a named type, a carry or an output."""
+
+    name: str
+    doc: str
+    fields: tuple[FieldDecl, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class EnumDecl:
+    name: str
+    doc: str | None
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class KeyDecl:
+    """A dedup or concurrency key: one attribute path per part (``(("owner", "id"),)``)."""
+
+    paths: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TaskDecl:
+    name: str
+    snake: str
+    kind: str
+    doc: str
+    queue: str
+    priority: str  # low, normal, high, critical
+    payload: tuple[FieldDecl, ...]
+    carry: StructDecl | None
+    output: StructDecl | None
+    dedup: KeyDecl | None
+    on_collision: str | None  # keep, replace, independent, custom
+    concurrency: KeyDecl | None
+    retry_ms: tuple[int, int] | None  # (base, cap)
+    timeout_ms: int | None
+    retention_ms: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """Where one declaration file's outputs go (absolute paths) and their import names."""
+
+    root: Path
+    package: str
+    package_dir: Path
+    handlers: str
+    handlers_dir: Path
+    merges: str
+    merges_dir: Path
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleDecl:
+    source: str  # display path of the declaration file, relative to the project root
+    layout: Layout
+    state: tuple[str, str] | None  # (module, name) of the worker state type
+    enums: tuple[EnumDecl, ...]
+    structs: tuple[StructDecl, ...]  # named types, dependencies first
+    tasks: tuple[TaskDecl, ...]

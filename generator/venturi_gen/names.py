@@ -1,0 +1,82 @@
+"""Names: from declared names to the Python names generated code uses.
+
+Task and type names are PascalCase class names, validated by the schema.
+Field names keep their declared spelling as the JSON name; the Python
+attribute is the same name, except where it would break the generated class:
+
+- Python keywords (``class``, ``from``, ``import``...) cannot be attributes;
+- names the generated class body itself uses (``str``, ``int``, ``type``,
+  ``field``, ``KIND``, ``priority``, ``to_json``...) would shadow them;
+- the names of classes generated in the same module would too.
+
+Those fields get a trailing underscore in Python (``class`` → ``class_``) and
+keep their JSON name, so stored jobs and other languages see the declared
+name. This rule is documented in docs/declarations.md.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+
+#: Names referenced inside generated class bodies (annotations, decorators, class variables).
+CLASS_BODY_NAMES = frozenset(
+    {
+        "Any", "Backoff", "ClassVar", "Decimal", "Independent", "Keep", "Literal", "Mapping",
+        "Merge", "NoCarry", "Pending", "Priority", "Replace", "Self", "Task", "TypeAlias", "ULID",
+        "UUID", "With", "bool", "codec", "dataclass", "date", "datetime", "dict", "field",
+        "float", "int", "object", "str", "timedelta", "tuple", "type",
+    }
+)
+
+#: Members a generated task class defines or inherits from ``venturi.Task``.
+TASK_MEMBERS = frozenset(
+    {
+        "CARRY", "KIND", "OUTPUT", "QUEUE", "RETENTION", "TIMEOUT", "backoff", "concurrency_key",
+        "decode_carry", "dedup_key", "from_json", "merge", "new_carry", "priority", "to_json",
+    }
+)
+
+#: Class names the generated modules import or define themselves; user types may not take them.
+RESERVED_CLASS_NAMES = frozenset(
+    {
+        "Any", "Backoff", "ClassVar", "Context", "Decimal", "Generic", "Handler", "Handlers",
+        "Independent", "Keep", "Literal", "Mapping", "Merge", "NoCarry", "Outcome", "Pending",
+        "Priority", "Replace", "Self", "Task", "TypeAlias", "TypeVar", "ULID", "UUID", "With",
+        "Worker", "S", "State",
+    }
+)
+
+# Soft keywords (match, case, type) are valid attribute names; only hard keywords are renamed.
+_PYTHON_RESERVED = frozenset(keyword.kwlist)
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+def snake(name: str) -> str:
+    """``FetchBookmark`` → ``fetch_bookmark``; ``HTTPFetch`` → ``http_fetch``."""
+    return _CAMEL_BOUNDARY.sub("_", name).lower()
+
+
+def constant(name: str) -> str:
+    """``FetchBookmark`` → ``_FETCH_BOOKMARK``: the module-level name of a class's JSON shape."""
+    return "_" + snake(name).upper()
+
+
+def needs_rename(name: str, module_classes: frozenset[str] = frozenset()) -> bool:
+    return (
+        name in _PYTHON_RESERVED
+        or name in CLASS_BODY_NAMES
+        or name in TASK_MEMBERS
+        or name in module_classes
+    )
+
+
+def attribute(name: str, module_classes: frozenset[str] = frozenset()) -> str:
+    """The Python attribute for the field declared as ``name``."""
+    while needs_rename(name, module_classes):
+        name += "_"
+    return name
+
+
+def is_identifier(name: str) -> bool:
+    return name.isidentifier() and not keyword.iskeyword(name)

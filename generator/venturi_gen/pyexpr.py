@@ -1,0 +1,152 @@
+"""Python source fragments, and the only ways a value from YAML may enter generated code.
+
+A declaration is untrusted input as far as code generation goes: a doc
+string, a default or an enum value may hold quotes, backslashes, newlines,
+``{{ }}`` or U+2028. Each reaches the output through exactly one of:
+
+- ``literal`` — ``repr``, so the value round-trips as data;
+- ``docstring`` — a triple-quoted docstring with every quote, backslash and
+  non-printable character escaped, so nothing can close it early;
+- ``comment_lines`` — ``#:`` comments, one per line, non-printables escaped,
+  so no line break can end the comment and start code.
+
+Names are validated identifiers before they get here (the schema's patterns
+and ``semantic``), and ``Code`` marks a fragment as safe to print: the template
+environment refuses to print anything else (see ``render``).
+"""
+
+from __future__ import annotations
+
+from venturi_gen.model import EnumType, ListType, MapType, OptionalType, Scalar, TypeRef
+
+
+class Code(str):
+    """A fragment of Python source, built by this module from checked parts."""
+
+    __slots__ = ()
+
+
+def ident(name: str) -> Code:
+    """A name that is already validated; asserted again because a mistake here would be code."""
+    for part in name.split("."):
+        if not part.isidentifier():
+            raise ValueError(f"not an identifier: {name!r}")
+    return Code(name)
+
+
+def literal(value: object) -> Code:
+    """``repr`` of a str, int, float, bool or None: always a literal of the same value."""
+    if value is not None and not isinstance(value, str | int | float | bool):
+        raise TypeError(f"cannot render {type(value).__name__} as a literal")
+    return Code(repr(value))
+
+
+def _escape_char(ch: str) -> str:
+    if ch == "\\":
+        return "\\\\"
+    if ch == '"':
+        return '\\"'
+    if ch.isprintable():
+        return ch
+    return ch.encode("unicode_escape").decode("ascii")
+
+
+def docstring(text: str, indent: str) -> Code:
+    """A docstring literal for ``text`` (normalized: no trailing spaces, no surrounding blank lines).
+
+    Quotes are always escaped, so no run of three can appear; a final quote is
+    written ``\\x22`` because black pads a docstring that ends with its quote char.
+    """
+    raw = text.split("\n")
+    lines = ["".join(_escape_char(ch) for ch in line) for line in raw]
+    if raw[-1].endswith('"'):
+        lines[-1] = "".join(_escape_char(ch) for ch in raw[-1][:-1]) + "\\x22"
+    if len(lines) == 1:
+        return Code(f'"""{lines[0]}"""')
+    body = "\n".join(lines[:1] + [f"{indent}{line}" if line else "" for line in lines[1:]])
+    return Code(f'"""{body}\n{indent}"""')
+
+
+def comment_lines(text: str | None, indent: str) -> Code:
+    """``#:`` comment lines (each ending with a newline), or nothing for no text."""
+    if not text:
+        return Code("")
+    out = []
+    for line in text.split("\n"):
+        escaped = "".join(ch if ch.isprintable() else _escape_char(ch) for ch in line)
+        out.append(f"{indent}#: {escaped}".rstrip() + "\n")
+    return Code("".join(out))
+
+
+_SCALAR_TYPES = {
+    "string": "str",
+    "int": "int",
+    "float": "float",
+    "bool": "bool",
+    "datetime": "datetime",
+    "date": "date",
+    "uuid": "UUID",
+    "ulid": "ULID",
+    "decimal": "Decimal",
+}
+_SCALAR_CODECS = {
+    "string": "codec.STR",
+    "int": "codec.INT",
+    "float": "codec.FLOAT",
+    "bool": "codec.BOOL",
+    "datetime": "codec.DATETIME",
+    "date": "codec.DATE",
+    "uuid": "codec.UUID",
+    "ulid": "codec.ULID",
+    "decimal": "codec.DECIMAL",
+}
+
+
+def annotation(t: TypeRef) -> Code:
+    """The Python type of a field: ``tuple[str, ...]``, ``Mapping[str, int]``, ``Address | None``."""
+    if isinstance(t, Scalar):
+        return Code(_SCALAR_TYPES[t.name])
+    if isinstance(t, EnumType):
+        if t.name is not None:
+            return ident(t.name)
+        return Code(f"Literal[{', '.join(literal(v) for v in t.values)}]")
+    if isinstance(t, ListType):
+        return Code(f"tuple[{annotation(t.item)}, ...]")
+    if isinstance(t, MapType):
+        return Code(f"Mapping[str, {annotation(t.value)}]")
+    if isinstance(t, OptionalType):
+        return Code(f"{annotation(t.inner)} | None")
+    return ident(t.name)
+
+
+def codec_expr(t: TypeRef) -> Code:
+    """The ``venturi.codec`` value that encodes and decodes ``t``."""
+    if isinstance(t, Scalar):
+        if t.max_length is not None:
+            return Code(f"codec.string(max_length={t.max_length})")
+        return Code(_SCALAR_CODECS[t.name])
+    if isinstance(t, EnumType):
+        return Code(f"codec.literal({', '.join(literal(v) for v in t.values)})")
+    if isinstance(t, ListType):
+        return Code(f"codec.list_of({codec_expr(t.item)})")
+    if isinstance(t, MapType):
+        return Code(f"codec.map_of({codec_expr(t.value)})")
+    if isinstance(t, OptionalType):
+        return Code(f"codec.optional({codec_expr(t.inner)})")
+    return Code(f"codec.nested({ident(t.name)})")
+
+
+def imports_for(t: TypeRef, into: set[str]) -> None:
+    """Collect the names ``annotation(t)`` needs imported."""
+    if isinstance(t, Scalar):
+        into.add(_SCALAR_TYPES[t.name])
+    elif isinstance(t, EnumType):
+        if t.name is None:
+            into.add("Literal")
+    elif isinstance(t, ListType):
+        imports_for(t.item, into)
+    elif isinstance(t, MapType):
+        into.add("Mapping")
+        imports_for(t.value, into)
+    elif isinstance(t, OptionalType):
+        imports_for(t.inner, into)

@@ -1,0 +1,330 @@
+"""Semantic checks of one declaration file, and the model built from it.
+
+Runs on documents that passed the JSON Schema, so shapes are known to be
+right; what is left are the rules a schema cannot express: type references
+resolve, names do not collide (including the names venturi-gen derives, like
+``FetchBookmarkCarry`` or the stub file ``fetch_bookmark.py``), defaults have
+the declared type, carry fields have defaults, key paths end at scalars,
+durations are positive and ``retry.base <= retry.cap``, and kinds stay out of
+the reserved ``venturi.`` namespace. Every problem becomes a diagnostic; the
+model is returned only when there is none.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path as FsPath
+from typing import Any
+
+from venturi._task import RESERVED_KIND_PREFIX
+
+from venturi_gen import names
+from venturi_gen.defaults import DefaultBuilder, DefaultError, StructShape
+from venturi_gen.diagnostics import Diagnostic, Severity, has_errors
+from venturi_gen.durations import parse_ms
+from venturi_gen.fields import RawField, parse_fields, resolve_key, struct_edges
+from venturi_gen.loader import Document, Path
+from venturi_gen.model import (
+    Default,
+    EnumDecl,
+    EnumType,
+    FieldDecl,
+    Layout,
+    ListType,
+    MapType,
+    ModuleDecl,
+    OptionalType,
+    StructDecl,
+    StructRef,
+    TaskDecl,
+    TypeRef,
+)
+
+
+def normalize_doc(text: str | None) -> str | None:
+    """A doc as a docstring shows it: like ``inspect.cleandoc``, but only ASCII spaces count.
+
+    Lines are split on ``\\n`` alone and only spaces are trimmed: U+2028, tabs and
+    other separators are content (the renderer escapes them), never layout.
+    """
+    if text is None:
+        return None
+    lines = [line.rstrip(" ") for line in text.split("\n")]
+    rest = lines[1:]
+    indent = min((len(line) - len(line.lstrip(" ")) for line in rest if line), default=0)
+    lines = [lines[0].lstrip(" "), *(line[indent:] for line in rest)]
+    while lines and not lines[0]:
+        lines.pop(0)
+    while lines and not lines[-1]:
+        lines.pop()
+    return "\n".join(lines) or None
+
+
+def _value_at(data: Any, path: Path) -> Any:
+    for part in path:
+        data = data[part]
+    return data
+
+
+def _layout(doc: Document, source: FsPath, diags: list[Diagnostic]) -> Layout:
+    data = doc.data
+    root = FsPath(os.path.normpath(source.parent / data.get("root", ".")))
+    package = data["module"]
+    handlers = data.get("handlers", "handlers")
+    merges = data.get("merges", "merges")
+    for key, value in (("handlers", handlers), ("merges", merges)):
+        if value == package or value.startswith(package + "."):
+            diags.append(
+                doc.error((key,), "LAYOUT_CONFLICT",
+                          f"{key} module {value!r} would be inside the generated package {package!r}, "
+                          "which venturi-gen owns; choose a module outside it")
+            )
+    if handlers == merges:
+        diags.append(
+            doc.error(("merges",), "LAYOUT_CONFLICT",
+                      f"handler and merge stubs cannot share the module {handlers!r}")
+        )
+
+    def directory(dotted: str) -> FsPath:
+        return root.joinpath(*dotted.split("."))
+
+    return Layout(root, package, directory(package), handlers, directory(handlers), merges,
+                  directory(merges))
+
+
+def _class_names(doc: Document, types: dict[str, TypeRef], diags: list[Diagnostic]) -> frozenset[str]:
+    """Every class name the module generates; reports collisions and reserved names."""
+    owners: dict[str, Path] = {}
+    derived: dict[str, str] = {}  # the generated name -> what it is derived from
+
+    def claim(name: str, path: Path, what: str) -> None:
+        if name in names.RESERVED_CLASS_NAMES:
+            diags.append(doc.error(path, "RESERVED_NAME",
+                                   f"{name!r} is used by the generated code; choose another name",
+                                   key=True))
+            return
+        if name in owners:
+            first = derived.get(name, f"the name {name!r}")
+            diags.append(doc.error(path, "DUPLICATE_NAME",
+                                   f"{what} collides with {first}; rename one of them", key=True))
+            return
+        owners[name] = path
+        derived[name] = what
+
+    for name in types:
+        claim(name, ("types", name), f"type {name!r}")
+    snakes: dict[str, str] = {}
+    for name, spec in doc.data["tasks"].items():
+        path = ("tasks", name)
+        claim(name, path, f"task {name!r}")
+        for suffix, present in (("Carry", bool(spec.get("carry"))), ("Output", bool(spec.get("output"))),
+                                ("HandlerBase", True), ("Handler", True)):
+            if present:
+                claim(name + suffix, path, f"the generated class {name + suffix!r} of task {name!r}")
+        snake = names.snake(name)
+        if snake in snakes:
+            diags.append(doc.error(path, "DUPLICATE_NAME",
+                                   f"task {name!r} and task {snakes[snake]!r} both map to the stub "
+                                   f"file {snake}.py; rename one of them", key=True))
+        snakes[snake] = name
+    constants: dict[str, str] = {}
+    for name, owner in owners.items():
+        const = names.constant(name)
+        if const in constants and constants[const] != name:
+            diags.append(doc.error(owner, "DUPLICATE_NAME",
+                                   f"{name!r} and {constants[const]!r} differ only in case; rename one",
+                                   key=True))
+        constants[const] = name
+    return frozenset(owners)
+
+
+def build_module(doc: Document, source: FsPath) -> tuple[ModuleDecl | None, list[Diagnostic]]:
+    """Check ``doc`` (schema-valid, read from ``source``) and build its model."""
+    data = doc.data
+    diags: list[Diagnostic] = []
+    layout = _layout(doc, source, diags)
+    types: dict[str, TypeRef] = {}
+    for name, spec in data.get("types", {}).items():
+        if ("fields" in spec) == ("enum" in spec):
+            diags.append(doc.error(("types", name), "TYPE_SHAPE",
+                                   f"type {name!r} must declare either `fields:` (a struct) or "
+                                   "`enum:` (a list of values)", key=True))
+            continue
+        types[name] = EnumType(tuple(spec["enum"]), name) if "enum" in spec else StructRef(name)
+    classes = _class_names(doc, types, diags)
+
+    # Pass one: resolve every field's type.
+    struct_fields: dict[str, list[RawField]] = {}
+    for name, t in types.items():
+        if isinstance(t, StructRef):
+            spec = data["types"][name]["fields"]
+            struct_fields[name] = parse_fields(doc, ("types", name, "fields"), spec, types, classes, diags)
+    task_fields: dict[str, dict[str, list[RawField]]] = {}
+    for name, spec in data["tasks"].items():
+        task_fields[name] = {
+            role: parse_fields(doc, ("tasks", name, role), spec.get(role) or {}, types, classes, diags)
+            for role in ("payload", "carry", "output")
+        }
+    _check_recursion(doc, struct_fields, diags)
+
+    # Pass two: defaults, now that every struct's shape is known.
+    shapes = {
+        name: StructShape(name, {f.json_name: (f.attr, f.type, f.has_default) for f in fields})
+        for name, fields in struct_fields.items()
+    }
+    builder = DefaultBuilder(doc, shapes)
+
+    def finish(raw: list[RawField], *, carry: bool = False) -> tuple[FieldDecl, ...]:
+        out = []
+        for f in raw:
+            default: Default | None = None
+            if f.default_path is not None:
+                try:
+                    default = builder.build(f.type, _value_at(data, f.default_path), f.default_path)
+                except DefaultError as exc:
+                    diags.append(doc.error(exc.path, exc.code, exc.message))
+                    continue
+            elif isinstance(f.type, OptionalType):
+                default = Default("None")
+            if carry and default is None:
+                diags.append(doc.error(f.path, "CARRY_NO_DEFAULT",
+                                       f"carry field {f.json_name!r} needs a default: a new job (and a "
+                                       "job after a `replace` merge) starts from the defaults", key=True))
+                continue
+            out.append(FieldDecl(f.json_name, f.attr, f.type, normalize_doc(f.doc), default))
+        return tuple(out)
+
+    structs = tuple(
+        StructDecl(name, normalize_doc(data["types"][name].get("doc")) or f"The {name} type.",
+                   finish(fields))
+        for name, fields in struct_fields.items()
+    )
+    enums = tuple(
+        EnumDecl(name, normalize_doc(data["types"][name].get("doc")), t.values)
+        for name, t in types.items()
+        if isinstance(t, EnumType)
+    )
+    tasks = tuple(
+        _task(doc, name, spec, task_fields[name], struct_fields, finish, diags)
+        for name, spec in data["tasks"].items()
+    )
+    _unused_types(doc, types, struct_fields, task_fields, diags)
+    if has_errors(diags):
+        return None, diags
+    state = None
+    if "state" in data:
+        state_module, _, state_name = data["state"].partition(":")
+        state = (state_module, state_name)
+    module = ModuleDecl(doc.file, layout, state, enums, structs, tasks)
+    return module, diags
+
+
+def _duration(doc: Document, path: Path, text: str | None, diags: list[Diagnostic]) -> int | None:
+    if text is None:
+        return None
+    ms = parse_ms(text)
+    if ms is None or ms <= 0:
+        diags.append(doc.error(path, "INVALID_DURATION", f"{text!r}: a duration must be positive"))
+        return None
+    return ms
+
+
+def _task(doc: Document, name: str, spec: dict[str, Any], fields: dict[str, list[RawField]],
+          structs: dict[str, list[RawField]], finish: Any, diags: list[Diagnostic]) -> TaskDecl:
+    path: Path = ("tasks", name)
+    kind = spec["kind"]
+    if kind.startswith(RESERVED_KIND_PREFIX):
+        diags.append(doc.error((*path, "kind"), "RESERVED_KIND",
+                               f"kinds starting with {RESERVED_KIND_PREFIX!r} are reserved for "
+                               f"venturi itself; rename {kind!r}"))
+    dedup = spec.get("dedup")
+    dedup_key = None
+    if dedup is not None:
+        dedup_key = resolve_key(doc, (*path, "dedup", "key"), dedup["key"], fields["payload"], structs, diags)
+    concurrency = None
+    if "concurrency_key" in spec:
+        concurrency = resolve_key(doc, (*path, "concurrency_key"), spec["concurrency_key"],
+                                  fields["payload"], structs, diags)
+    retry_ms = None
+    if "retry" in spec:
+        base = _duration(doc, (*path, "retry", "base"), spec["retry"]["base"], diags)
+        cap = _duration(doc, (*path, "retry", "cap"), spec["retry"]["cap"], diags)
+        if base is not None and cap is not None:
+            if base > cap:
+                diags.append(doc.error((*path, "retry", "cap"), "BACKOFF_RANGE",
+                                       f"retry.cap ({spec['retry']['cap']}) is shorter than retry.base "
+                                       f"({spec['retry']['base']}); the cap bounds every delay, so it "
+                                       "must be at least the base"))
+            retry_ms = (base, cap)
+    carry = finish(fields["carry"], carry=True)
+    output = finish(fields["output"])
+    return TaskDecl(
+        name=name,
+        snake=names.snake(name),
+        kind=kind,
+        doc=normalize_doc(spec.get("doc")) or f"The {kind} task.",
+        queue=spec.get("queue", "default"),
+        priority=spec.get("priority", "normal"),
+        payload=finish(fields["payload"]),
+        carry=StructDecl(f"{name}Carry", f"Carry of {name}: working state kept between runs of one job.",
+                         carry) if spec.get("carry") else None,
+        output=StructDecl(f"{name}Output", f"Output of {name}, returned by its handler.", output)
+        if spec.get("output") else None,
+        dedup=dedup_key,
+        on_collision=dedup["on_collision"] if dedup is not None else None,
+        concurrency=concurrency,
+        retry_ms=retry_ms,
+        timeout_ms=_duration(doc, (*path, "timeout"), spec.get("timeout"), diags),
+        retention_ms=_duration(doc, (*path, "retention"), spec.get("retention"), diags),
+    )
+
+
+def _check_recursion(doc: Document, structs: dict[str, list[RawField]], diags: list[Diagnostic]) -> None:
+    """A struct that contains itself without optional/list/map in between cannot be built."""
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = done
+
+    def visit(name: str) -> None:
+        state[name] = 1
+        for f, target in struct_edges(structs.get(name, [])):
+            if state.get(target) == 1:
+                diags.append(doc.error(f.path, "RECURSIVE_TYPE",
+                                       f"field {f.json_name!r} makes {target!r} contain itself; use "
+                                       f"optional[{target}] or list[{target}] to end the recursion",
+                                       key=True))
+            elif target not in state:
+                visit(target)
+        state[name] = 2
+
+    for name in structs:
+        if name not in state:
+            visit(name)
+
+
+def _referenced(t: TypeRef) -> list[str]:
+    if isinstance(t, StructRef):
+        return [t.name]
+    if isinstance(t, EnumType):
+        return [t.name] if t.name else []
+    if isinstance(t, ListType):
+        return _referenced(t.item)
+    if isinstance(t, MapType):
+        return _referenced(t.value)
+    if isinstance(t, OptionalType):
+        return _referenced(t.inner)
+    return []
+
+
+def _unused_types(doc: Document, types: dict[str, TypeRef], structs: dict[str, list[RawField]],
+                  tasks: dict[str, dict[str, list[RawField]]], diags: list[Diagnostic]) -> None:
+    pending = [n for roles in tasks.values() for fs in roles.values() for f in fs for n in _referenced(f.type)]
+    used: set[str] = set()
+    while pending:
+        name = pending.pop()
+        if name not in used:
+            used.add(name)
+            pending.extend(n for f in structs.get(name, []) for n in _referenced(f.type))
+    for name in types:
+        if name not in used:
+            line, column = doc.position(("types", name), key=True)
+            diags.append(Diagnostic(doc.file, line, column, "UNUSED_TYPE",
+                                    f"type {name!r} is declared but no task uses it", Severity.WARNING))
