@@ -117,6 +117,31 @@ _EVENTS = {
 }
 
 
+def claim_queue(database: str, queue: str, kinds: Sequence[str]) -> list[str]:
+    """Lease every ready job of ``kinds`` in ``queue`` for a minute, as a worker that
+    is still running them would; return their ids."""
+
+    async def claim() -> list[str]:
+        storage = open_async(database)
+        try:
+            claimed = await storage.claim(
+                ClaimRequest(
+                    queues=(queue,),
+                    kinds=tuple(kinds),
+                    limit=1000,
+                    lease_token=uuid.uuid4().hex,
+                    lease_duration=timedelta(seconds=60),
+                    worker_id="cli-test",
+                ),
+                now=datetime.now(UTC),
+            )
+            return [job.id for job in claimed]
+        finally:
+            await storage.close()
+
+    return asyncio.run(claim())
+
+
 def finish_queue(
     database: str,
     queue: str,

@@ -10,6 +10,7 @@ from venturi.storage import Resolution
 from tests.acceptance.cli_fixtures import (
     assert_error,
     assert_ok,
+    claim_queue,
     database_fixture,  # noqa: F401  (fixture)
     finish_queue,
     migrate,
@@ -134,6 +135,22 @@ def test_cancel_pending_then_again_then_a_finished_job(database: str) -> None:
     assert_error(run_cli("jobs", "cancel", dead_id, database=database), 1, "already dead")
 
 
+def test_cancel_a_running_job_revokes_its_lease(database: str) -> None:
+    migrate(database)
+    (job_id,) = seed(database, [Greet("ada")])
+    assert claim_queue(database, "default", [Greet.KIND]) == [job_id]
+    listed = json.loads(
+        run_cli("jobs", "list", "--state", "running", "--json", database=database).stdout
+    )
+    assert [job["id"] for job in listed] == [job_id]
+
+    result = run_cli("jobs", "cancel", job_id, database=database)
+    assert_ok(result)
+    assert result.stdout.strip() == f"cancelled running job {job_id}; its worker's lease is revoked"
+    shown = json.loads(run_cli("jobs", "show", job_id, "--json", database=database).stdout)
+    assert shown["state"] == "cancelled"
+
+
 def test_retry_sends_a_dead_job_back_to_pending(database: str) -> None:
     migrate(database)
     dead_id = _dead_job(database)
@@ -143,6 +160,7 @@ def test_retry_sends_a_dead_job_back_to_pending(database: str) -> None:
     assert result.stdout.strip() == f"job {dead_id} is pending again"
     shown = json.loads(run_cli("jobs", "show", dead_id, "--json", database=database).stdout)
     assert shown["state"] == "pending"
+    assert [entry["event"] for entry in shown["journal"]] == ["dead", "retried"]
 
     # now pending: a second retry is refused
     assert_error(
