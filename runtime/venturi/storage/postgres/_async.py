@@ -46,7 +46,7 @@ from venturi.storage.postgres._rows import (
     claimed_jobs,
     dumps,
     end_run_row,
-    end_runs_doc,
+    end_runs_params,
     journal_from_json,
 )
 from venturi.storage.postgres._steps import Steps, run_async
@@ -238,7 +238,7 @@ class PostgresStorage:
             if result.job_id not in seen:
                 seen.add(result.job_id)
                 rows.append(end_run_row(result, now))
-        params = {"doc": end_runs_doc(rows), "now": aware(now)}
+        params = end_runs_params(rows, aware(now))
         sql = self._queries["end_runs"]
 
         async def op(conn: psycopg.AsyncConnection[Any]) -> set[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from venturi.storage.postgres._rows import aware, end_runs_doc, expired_row
+from venturi.storage.postgres._rows import aware, end_runs_params, expired_row
 from venturi.storage.postgres._steps import Steps, Stmt
 
 
@@ -28,14 +28,12 @@ def reclaim_expired(
     if not rows:
         return 0
     purge_after = now + retention
-    doc = end_runs_doc(
-        [
-            expired_row(
-                job_id, token, run_count, failures,
-                now=now, max_failures=max_failures, purge_after=purge_after,
-            )
-            for job_id, token, run_count, failures in rows
-        ]
-    )  # fmt: skip
-    ended = yield Stmt(queries["end_runs"], {"doc": doc, "now": now})
+    expired = [
+        expired_row(
+            job_id, token, run_count, failures,
+            now=now, max_failures=max_failures, purge_after=purge_after,
+        )
+        for job_id, token, run_count, failures in rows
+    ]  # fmt: skip
+    ended = yield Stmt(queries["end_runs"], end_runs_params(expired, aware(now)))
     return sum(1 for (job_id,) in ended if job_id is not None)

@@ -235,7 +235,7 @@ def end_run_row(result: RunResult, now: datetime) -> dict[str, Any]:
         "id": result.job_id,
         "tok": result.lease_token,
         "st": state,
-        "at": aware(entry.at).isoformat(),
+        "at": aware(entry.at),
         "run": entry.run,
         "ev": entry.event,
     }
@@ -243,8 +243,8 @@ def end_run_row(result: RunResult, now: datetime) -> dict[str, Any]:
         row["ra"] = (now if result.run_at is None else aware(result.run_at)).isoformat()
         if result.carry is not None:
             row["ca"] = result.carry
-    elif result.purge_after is not None:
-        row["pa"] = result.purge_after.isoformat()
+    else:
+        row["pa"] = result.purge_after
     if resolution in _FAILURES:
         row["fa"] = 1
     if result.output is not None and resolution is Resolution.COMPLETED:
@@ -285,7 +285,7 @@ def expired_row(
     }
     if max_failures is not None and failures >= max_failures:
         message = f"the lease expired; {failures} failed runs reach the backstop of {max_failures}"
-        row.update(st="dead", ec=BACKSTOP_REACHED, ev=JournalEvent.DEAD, pa=purge_after.isoformat())
+        row.update(st="dead", ec=BACKSTOP_REACHED, ev=JournalEvent.DEAD, pa=purge_after)
     else:
         message = "the lease expired before the worker reported the run's end"
         row.update(
@@ -295,7 +295,30 @@ def expired_row(
     return row
 
 
-def end_runs_doc(rows: list[dict[str, Any]]) -> str:
+def end_runs_params(rows: list[dict[str, Any]], now: datetime) -> dict[str, Any]:
+    """The parameters of ``end_runs`` for rows of ``end_run_row``/``expired_row``.
+
+    Their journal time ``at`` and purge time ``pa`` (datetimes here) become one
+    scalar parameter each when every row shares it, the common case (a worker
+    resolves a batch at one instant); otherwise they go per row as text.
+    """
+    params: dict[str, Any] = {"now": now, "at": None, "pa": None}
+    for key in ("at", "pa"):
+        values = {row[key] for row in rows if key in row}
+        if len(values) <= 1:
+            params[key] = values.pop() if values else None
+            for row in rows:
+                row.pop(key, None)
+        else:
+            for row in rows:
+                value = row.pop(key, None)
+                if value is not None:
+                    row[key] = value.isoformat()
+    params["doc"] = _end_runs_doc(rows)
+    return params
+
+
+def _end_runs_doc(rows: list[dict[str, Any]]) -> str:
     """The ``end_runs`` document; an attachment JSON cannot hold is replaced, not fatal."""
     try:
         return dumps(rows)

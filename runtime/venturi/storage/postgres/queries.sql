@@ -186,8 +186,9 @@ GROUP BY e.job_id
 -- running job was no merge candidate), and the newer job keeps the key. So
 -- does a job whose key an earlier result of the same batch (r.i is the
 -- position) takes back to pending, as if the results were applied in order.
--- The document leaves out null fields (they read as NULL) to stay small:
--- its size is most of what a flush costs to send.
+-- The document leaves out null fields (they read as NULL), and the journal
+-- time and purge time when every run of the batch shares them (%(at)s and
+-- %(pa)s then), to stay small and cheap to parse.
 -- Jobs that become ready again wake idle workers.
 WITH r AS (
     SELECT * FROM ROWS FROM (jsonb_to_recordset(%(doc)s::jsonb) AS (
@@ -206,7 +207,7 @@ u AS (
         error_code = r.ec,
         error_message = r.em,
         finished_at = CASE WHEN r.st = 'pending' THEN NULL ELSE %(now)s::timestamptz END,
-        purge_after = r.pa,
+        purge_after = CASE WHEN r.st = 'pending' THEN NULL ELSE coalesce(r.pa, %(pa)s) END,
         lease_token = NULL,
         lease_expires_at = NULL,
         worker_id = NULL,
@@ -232,7 +233,8 @@ u AS (
 journal AS (
     INSERT INTO {schema}.journal (job_id, n, at, run, event, note, attachment, error_code,
                                   error_message)
-    SELECT u.id, u.journal_count, r.at, r.run, r.ev, r.note, r.att, r.jec, r.jem
+    SELECT u.id, u.journal_count, coalesce(r.at, %(at)s), r.run, r.ev, r.note, r.att, r.jec,
+           r.jem
     FROM u JOIN r ON r.id = u.id
 ),
 released AS (
