@@ -108,7 +108,7 @@ def _convert(
     if known is not None:
         return known
     candidates = [*SCALARS, *GENERICS, *types]
-    close = difflib.get_close_matches(head, candidates, n=1)
+    close = difflib.get_close_matches(head, candidates, n=1, cutoff=0.75)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     raise FieldError(
         _error_in_text(doc, path, expr.offset, "UNKNOWN_TYPE", f"unknown type {head!r}{hint}")

@@ -31,6 +31,7 @@ from venturi_gen.diagnostics import Diagnostic
 Path = tuple[str | int, ...]
 
 _STR_TAG = "tag:yaml.org,2002:str"
+_MAX_NODES = 1_000_000
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 _TRAP_NAMES = {
     "tag:yaml.org,2002:bool": "a boolean",
@@ -156,7 +157,8 @@ class _Builder:
     def __init__(self, doc: Document) -> None:
         self.doc = doc
         self.constructor = SafeConstructor()
-        self.seen: set[int] = set()
+        self.stack: set[int] = set()
+        self.built = 0
 
     def _report(self, node: Node, code: str, message: str) -> None:
         mark = node.start_mark
@@ -166,14 +168,20 @@ class _Builder:
 
     def build(self, node: Node, path: Path, key: Node | None) -> Any:
         self.doc.index[path] = Entry(key, node)
-        if id(node) in self.seen:  # an alias: already reported, never expanded twice
+        # Aliases are already reported; they are still expanded so that no second error
+        # follows from a missing value, but never into a cycle or past a sane size.
+        self.built += 1
+        if id(node) in self.stack or self.built > _MAX_NODES:
             return None
-        self.seen.add(id(node))
-        if isinstance(node, MappingNode):
-            return self._mapping(node, path)
-        if isinstance(node, SequenceNode):
-            return [self.build(child, (*path, i), None) for i, child in enumerate(node.value)]
-        return self._scalar(node)
+        self.stack.add(id(node))
+        try:
+            if isinstance(node, MappingNode):
+                return self._mapping(node, path)
+            if isinstance(node, SequenceNode):
+                return [self.build(child, (*path, i), None) for i, child in enumerate(node.value)]
+            return self._scalar(node)
+        finally:
+            self.stack.discard(id(node))
 
     def _scalar(self, node: Node) -> Any:
         try:
@@ -181,9 +189,10 @@ class _Builder:
         except ConstructorError:
             self._report(node, "YAML_UNSUPPORTED", f"the YAML tag {node.tag} is not supported here")
             return None
-        except ValueError:  # e.g. a timestamp like 2024-02-30
-            self._report(node, "YAML_SYNTAX", f"{node.value!r} is not a valid {node.tag.rsplit(':', 1)[-1]}")
-            return None
+        except ValueError:
+            # YAML 1.1 resolved it (say 2024-13-01 as a timestamp) but cannot build it: keep the
+            # text, and let the check that knows the expected type judge it.
+            return str(node.value)
         return value
 
     def _mapping(self, node: MappingNode, path: Path) -> dict[str, Any]:

@@ -68,7 +68,7 @@ def describe(value: Any) -> str:
 
 def where(path: Path) -> str:
     """``tasks.FetchBookmark.payload`` — the human name of a location."""
-    return ".".join(str(part) for part in path) or "the top level"
+    return ".".join(str(part) for part in path) or "the file"
 
 
 def trap_message(doc: Document, path: Path, expected: str) -> str | None:
@@ -112,7 +112,8 @@ def _convert(doc: Document, error: ValidationError) -> list[Diagnostic]:
             close = difflib.get_close_matches(name, allowed, n=1)
             hint = f"did you mean {close[0]!r}?" if close else f"expected one of: {', '.join(allowed)}"
             out.append(
-                doc.error((*path, name), "UNKNOWN_KEY", f"unknown key {name!r} in {where(path)}; {hint}",
+                doc.error((*path, name), "UNKNOWN_KEY",
+                          f"unknown key {name!r} {'in ' + where(path) if path else 'at the top level'}; {hint}",
                           key=True)
             )
         return out
@@ -128,6 +129,9 @@ def _convert(doc: Document, error: ValidationError) -> list[Diagnostic]:
         if isinstance(expected_types, str):
             expected_types = [expected_types]
         expected = " or ".join(_JSON_TYPES.get(t, t) for t in expected_types)
+        if code == "INVALID_DURATION" and isinstance(instance, int | float) and not isinstance(instance, bool):
+            return [doc.error(path, code, f"a duration needs a unit: write {instance}s, {instance}m, ... "
+                              "(units: ms, s, m, h, d)")]
         if "string" in expected_types:
             trap = trap_message(doc, path, expected)
             if trap is not None:

@@ -1,0 +1,21 @@
+# venturi-gen handler stub for task DeployRepo of concurrency_key. This file is yours: venturi-gen never overwrites it.
+"""Handler of deploy_repo jobs (DeployRepo).
+
+The deploy_repo task.
+"""
+
+from __future__ import annotations
+
+from concurrency_key.tasks import DeployRepo
+from concurrency_key.worker import DeployRepoHandlerBase
+from venturi import NoCarry
+from venturi.worker import Context, Outcome
+
+# The worker's shared state (clients, pools, settings). Replace `object` with your type, or set
+# `state: package.module:Type` in the declaration file before the stubs are created.
+State = object
+
+
+class DeployRepoHandler(DeployRepoHandlerBase[State]):
+    async def handle(self, task: DeployRepo, ctx: Context[NoCarry], state: State) -> Outcome[None]:
+        raise NotImplementedError("DeployRepoHandler.handle: handle DeployRepo jobs here")

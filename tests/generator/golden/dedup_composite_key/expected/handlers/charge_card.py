@@ -1,0 +1,21 @@
+# venturi-gen handler stub for task ChargeCard of dedup_composite_key. This file is yours: venturi-gen never overwrites it.
+"""Handler of charge_card jobs (ChargeCard).
+
+The charge_card task.
+"""
+
+from __future__ import annotations
+
+from dedup_composite_key.tasks import ChargeCard
+from dedup_composite_key.worker import ChargeCardHandlerBase
+from venturi import NoCarry
+from venturi.worker import Context, Outcome
+
+# The worker's shared state (clients, pools, settings). Replace `object` with your type, or set
+# `state: package.module:Type` in the declaration file before the stubs are created.
+State = object
+
+
+class ChargeCardHandler(ChargeCardHandlerBase[State]):
+    async def handle(self, task: ChargeCard, ctx: Context[NoCarry], state: State) -> Outcome[None]:
+        raise NotImplementedError("ChargeCardHandler.handle: handle ChargeCard jobs here")

@@ -1,0 +1,21 @@
+# venturi-gen handler stub for task SyncAccount of dedup_composite_key. This file is yours: venturi-gen never overwrites it.
+"""Handler of sync_account jobs (SyncAccount).
+
+The sync_account task.
+"""
+
+from __future__ import annotations
+
+from dedup_composite_key.tasks import SyncAccount
+from dedup_composite_key.worker import SyncAccountHandlerBase
+from venturi import NoCarry
+from venturi.worker import Context, Outcome
+
+# The worker's shared state (clients, pools, settings). Replace `object` with your type, or set
+# `state: package.module:Type` in the declaration file before the stubs are created.
+State = object
+
+
+class SyncAccountHandler(SyncAccountHandlerBase[State]):
+    async def handle(self, task: SyncAccount, ctx: Context[NoCarry], state: State) -> Outcome[None]:
+        raise NotImplementedError("SyncAccountHandler.handle: handle SyncAccount jobs here")

@@ -1,0 +1,23 @@
+# venturi-gen handler stub for task ExpireSessions of jobs.generated. This file is yours: venturi-gen never overwrites it.
+"""Handler of jobs.expire_sessions jobs (ExpireSessions).
+
+The jobs.expire_sessions task.
+"""
+
+from __future__ import annotations
+
+from jobs.generated.tasks import ExpireSessions
+from jobs.generated.worker import ExpireSessionsHandlerBase
+from venturi import NoCarry
+from venturi.worker import Context, Outcome
+
+# The worker's shared state (clients, pools, settings). Replace `object` with your type, or set
+# `state: package.module:Type` in the declaration file before the stubs are created.
+State = object
+
+
+class ExpireSessionsHandler(ExpireSessionsHandlerBase[State]):
+    async def handle(
+        self, task: ExpireSessions, ctx: Context[NoCarry], state: State
+    ) -> Outcome[None]:
+        raise NotImplementedError("ExpireSessionsHandler.handle: handle ExpireSessions jobs here")

@@ -1,0 +1,21 @@
+# venturi-gen handler stub for task CompactLogs of priority_queue. This file is yours: venturi-gen never overwrites it.
+"""Handler of compact_logs jobs (CompactLogs).
+
+The compact_logs task.
+"""
+
+from __future__ import annotations
+
+from priority_queue.tasks import CompactLogs
+from priority_queue.worker import CompactLogsHandlerBase
+from venturi import NoCarry
+from venturi.worker import Context, Outcome
+
+# The worker's shared state (clients, pools, settings). Replace `object` with your type, or set
+# `state: package.module:Type` in the declaration file before the stubs are created.
+State = object
+
+
+class CompactLogsHandler(CompactLogsHandlerBase[State]):
+    async def handle(self, task: CompactLogs, ctx: Context[NoCarry], state: State) -> Outcome[None]:
+        raise NotImplementedError("CompactLogsHandler.handle: handle CompactLogs jobs here")

@@ -1,0 +1,21 @@
+# venturi-gen handler stub for task PageOnCall of priority_queue. This file is yours: venturi-gen never overwrites it.
+"""Handler of page_on_call jobs (PageOnCall).
+
+The page_on_call task.
+"""
+
+from __future__ import annotations
+
+from priority_queue.tasks import PageOnCall
+from priority_queue.worker import PageOnCallHandlerBase
+from venturi import NoCarry
+from venturi.worker import Context, Outcome
+
+# The worker's shared state (clients, pools, settings). Replace `object` with your type, or set
+# `state: package.module:Type` in the declaration file before the stubs are created.
+State = object
+
+
+class PageOnCallHandler(PageOnCallHandlerBase[State]):
+    async def handle(self, task: PageOnCall, ctx: Context[NoCarry], state: State) -> Outcome[None]:
+        raise NotImplementedError("PageOnCallHandler.handle: handle PageOnCall jobs here")

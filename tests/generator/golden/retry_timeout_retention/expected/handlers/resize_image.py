@@ -1,0 +1,21 @@
+# venturi-gen handler stub for task ResizeImage of durations. This file is yours: venturi-gen never overwrites it.
+"""Handler of resize_image jobs (ResizeImage).
+
+The resize_image task.
+"""
+
+from __future__ import annotations
+
+from durations.tasks import ResizeImage
+from durations.worker import ResizeImageHandlerBase
+from venturi import NoCarry
+from venturi.worker import Context, Outcome
+
+# The worker's shared state (clients, pools, settings). Replace `object` with your type, or set
+# `state: package.module:Type` in the declaration file before the stubs are created.
+State = object
+
+
+class ResizeImageHandler(ResizeImageHandlerBase[State]):
+    async def handle(self, task: ResizeImage, ctx: Context[NoCarry], state: State) -> Outcome[None]:
+        raise NotImplementedError("ResizeImageHandler.handle: handle ResizeImage jobs here")

@@ -1,0 +1,478 @@
+"""Every error class venturi-gen reports: exact file, line, column, code and message.
+
+Each case is a small declaration with one kind of mistake; the expected
+output is the full list of diagnostics in text format. A run with any error
+exits 1 and writes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from .conftest import Project
+
+HEAD = "venturi: 1\nmodule: shop\n"
+
+CASES: dict[str, tuple[str, list[str]]] = {
+    "duplicate_key": (
+        HEAD
+        + """\
+tasks:
+  Ship:
+    kind: ship
+    payload:
+      order_id: int
+      order_id: string
+""",
+        ["t.yaml:8:7: error[YAML_DUPLICATE_KEY]: duplicate key 'order_id' (first defined at line 7, "
+         "column 7); YAML would silently keep only the last one"],
+    ),
+    "yaml_trap_value": (
+        HEAD
+        + """\
+tasks:
+  Ship:
+    kind: ship
+    doc: no
+    queue: 1.10
+""",
+        [
+            't.yaml:6:10: error[YAML_TYPE_TRAP]: YAML reads the unquoted value no as a boolean, but a '
+            'string is expected here; quote it: "no"',
+            't.yaml:7:12: error[YAML_TYPE_TRAP]: YAML reads the unquoted value 1.10 as a number, but a '
+            'string is expected here; quote it: "1.10"',
+        ],
+    ),
+    "yaml_trap_enum_value": (
+        HEAD
+        + """\
+types:
+  Answer:
+    enum: [yes, "no", maybe]
+tasks:
+  Ask:
+    kind: ask
+    payload:
+      answer: Answer
+""",
+        ['t.yaml:5:12: error[YAML_TYPE_TRAP]: YAML reads the unquoted value yes as a boolean, but a '
+         'string is expected here; quote it: "yes"'],
+    ),
+    "yaml_trap_default": (
+        HEAD
+        + """\
+tasks:
+  Ship:
+    kind: ship
+    payload:
+      country: {type: string, default: no}
+""",
+        ['t.yaml:7:40: error[YAML_TYPE_TRAP]: YAML reads the unquoted default no as a boolean, but the '
+         'field is string; quote it: "no"'],
+    ),
+    "yaml_trap_key": (
+        HEAD
+        + """\
+tasks:
+  Toggle:
+    kind: toggle
+    payload:
+      on: bool
+""",
+        ['t.yaml:7:7: error[YAML_TYPE_TRAP]: YAML reads the unquoted key on as a boolean, not a string; '
+         'quote it: "on"'],
+    ),
+    "yaml_syntax": (
+        HEAD + "tasks:\n  Ship:\n    kind: [ship\n",
+        ["t.yaml:6:1: error[YAML_SYNTAX]: expected ',' or ']', but got '<stream end>' (while parsing a "
+         "flow sequence)"],
+    ),
+    "yaml_alias": (
+        HEAD
+        + """\
+tasks:
+  Ship:
+    kind: ship
+    payload: &fields
+      id: int
+  Return:
+    kind: return
+    payload: *fields
+""",
+        ["t.yaml:10:14: error[YAML_UNSUPPORTED]: YAML aliases (*name) are not supported; declare a "
+         "named type under `types:` to reuse a shape"],
+    ),
+    "empty_file": ("", ["t.yaml:1:1: error[EMPTY_FILE]: the file is empty; expected `venturi: 1`, "
+                        "`module:` and `tasks:`"]),
+    "schema_unknown_and_missing_keys": (
+        HEAD
+        + """\
+tasks:
+  Ship:
+    priorty: high
+""",
+        [
+            "t.yaml:4:3: error[MISSING_KEY]: tasks.Ship is missing the required key 'kind'",
+            "t.yaml:5:5: error[UNKNOWN_KEY]: unknown key 'priorty' in tasks.Ship; did you mean "
+            "'priority'?",
+        ],
+    ),
+    "schema_wrong_type_and_value": (
+        HEAD
+        + """\
+tasks:
+  Ship:
+    kind: ship
+    priority: urgent
+    payload: [id]
+""",
+        [
+            "t.yaml:6:15: error[BAD_VALUE]: 'urgent' is not one of: low, normal, high, critical",
+            "t.yaml:7:14: error[WRONG_TYPE]: tasks.Ship.payload must be a mapping, not a list",
+        ],
+    ),
+    "format_version": (
+        "venturi: 2\nmodule: shop\ntasks:\n  Ship:\n    kind: ship\n",
+        ["t.yaml:1:10: error[FORMAT_VERSION]: unsupported format version 2; this venturi-gen reads "
+         "`venturi: 1`"],
+    ),
+    "invalid_identifiers": (
+        """\
+venturi: 1
+module: 2shop
+tasks:
+  ship_it:
+    kind: ship
+    payload:
+      order-id: int
+""",
+        [
+            "t.yaml:2:9: error[INVALID_IDENTIFIER]: '2shop': expected a dotted Python module name like "
+            "`bookmarks` or `myapp.jobs`",
+            "t.yaml:4:3: error[INVALID_IDENTIFIER]: 'ship_it': task and type names must be PascalCase "
+            "identifiers (letters and digits, starting with an upper-case letter)",
+            "t.yaml:7:7: error[INVALID_IDENTIFIER]: 'order-id': field names must be identifiers "
+            "(letters, digits, underscores; not starting with a digit or `__`)",
+        ],
+    ),
+    "unknown_type": (
+        HEAD
+        + """\
+types:
+  Address:
+    fields:
+      street: string
+tasks:
+  Ship:
+    kind: ship
+    payload:
+      to: list[Adress]
+      weight: flaot
+""",
+        [
+            # Address is used only through the unresolved reference, hence the warning.
+            "t.yaml:4:3: warning[UNUSED_TYPE]: type 'Address' is declared but no task uses it",
+            "t.yaml:11:16: error[UNKNOWN_TYPE]: unknown type 'Adress'; did you mean 'Address'?",
+            "t.yaml:12:15: error[UNKNOWN_TYPE]: unknown type 'flaot'; did you mean 'float'?",
+        ],
+    ),
+    "invalid_type_expression": (
+        HEAD
+        + """\
+tasks:
+  Ship:
+    kind: ship
+    payload:
+      a: "list["
+      b: string[int]
+""",
+        [
+            "t.yaml:7:16: error[INVALID_TYPE]: expected a type name, found the end in 'list['",
+            "t.yaml:8:10: error[INVALID_TYPE]: 'string' takes no type argument; only list[T], map[T] "
+            "and optional[T] do",
+        ],
+    ),
+    "reserved_kind": (
+        HEAD + "tasks:\n  Ship:\n    kind: venturi.ship\n",
+        ["t.yaml:5:11: error[RESERVED_KIND]: kinds starting with 'venturi.' are reserved for venturi "
+         "itself; rename 'venturi.ship'"],
+    ),
+    "dedup_path_unknown": (
+        HEAD
+        + """\
+tasks:
+  Ship:
+    kind: ship
+    payload:
+      order_id: int
+    dedup: {key: orderid, on_collision: keep}
+""",
+        ["t.yaml:8:18: error[UNKNOWN_KEY_PATH]: 'orderid': the payload has no field 'orderid'; did "
+         "you mean 'order_id'?"],
+    ),
+    "dedup_path_not_scalar": (
+        HEAD
+        + """\
+types:
+  Address:
+    fields:
+      zip: string
+tasks:
+  Ship:
+    kind: ship
+    payload:
+      lines: list[int]
+      to: Address
+      note: optional[string]
+    dedup: {key: [lines, to, note, lines.x, to.zip], on_collision: replace}
+""",
+        [
+            "t.yaml:14:19: error[NON_SCALAR_KEY_PATH]: 'lines' is list[int]; a key must end at a "
+            "scalar field (string, int, uuid, ...)",
+            "t.yaml:14:26: error[NON_SCALAR_KEY_PATH]: 'to' is Address; a key must end at a scalar "
+            "field (string, int, uuid, ...)",
+            "t.yaml:14:30: error[NON_SCALAR_KEY_PATH]: 'note' is optional; a key needs a value in "
+            "every task",
+            "t.yaml:14:36: error[NON_SCALAR_KEY_PATH]: 'lines' is list[int], so the key path cannot "
+            "continue into it",
+        ],
+    ),
+    "carry_defaults": (
+        HEAD
+        + """\
+tasks:
+  Crawl:
+    kind: crawl
+    carry:
+      page: int
+      seen: {type: int, default: "3"}
+      tags: {type: "list[string]", default: [a, 2]}
+      since: {type: datetime, default: "2024-01-01T00:00:00"}
+      cursor: optional[string]
+""",
+        [
+            "t.yaml:7:7: error[CARRY_NO_DEFAULT]: carry field 'page' needs a default: a new job (and "
+            "a job after a `replace` merge) starts from the defaults",
+            "t.yaml:8:34: error[DEFAULT_TYPE]: default must be an integer, not a string",
+            "t.yaml:9:49: error[YAML_TYPE_TRAP]: YAML reads the unquoted default 2 as an integer, but "
+            'the field is string; quote it: "2"',
+            "t.yaml:10:40: error[DEFAULT_TYPE]: default '2024-01-01T00:00:00' is not a valid datetime: "
+            "a datetime default needs a timezone offset (e.g. Z or +00:00)",
+        ],
+    ),
+    "keyword_rename_collision": (
+        HEAD
+        + """\
+tasks:
+  Ship:
+    kind: ship
+    payload:
+      from: string
+      from_: string
+""",
+        ["t.yaml:8:7: error[DUPLICATE_NAME]: field 'from_' becomes the Python attribute 'from_', "
+         "which field 'from' already uses; rename one of them"],
+    ),
+    "duration_without_unit": (
+        HEAD
+        + """\
+tasks:
+  Ship:
+    kind: ship
+    retry: {base: 10m, cap: 30s}
+    timeout: 0s
+    retention: 7
+""",
+        [
+            "t.yaml:8:16: error[INVALID_DURATION]: a duration needs a unit: write 7s, 7m, ... "
+            "(units: ms, s, m, h, d)",
+        ],
+    ),
+    "backoff_range_and_zero": (
+        HEAD
+        + """\
+tasks:
+  Ship:
+    kind: ship
+    retry: {base: 10m, cap: 30s}
+    timeout: 0s
+""",
+        [
+            "t.yaml:6:29: error[BACKOFF_RANGE]: retry.cap (30s) is shorter than retry.base (10m); the "
+            "cap bounds every delay, so it must be at least the base",
+            "t.yaml:7:14: error[INVALID_DURATION]: '0s': a duration must be positive",
+        ],
+    ),
+    "names": (
+        HEAD
+        + """\
+types:
+  Task:
+    fields:
+      x: int
+  ShipCarry:
+    fields:
+      y: int
+  Loop:
+    fields:
+      next: Loop
+tasks:
+  Ship:
+    kind: ship
+    payload:
+      loop: optional[Loop]
+      t: Task
+      c: ShipCarry
+    carry:
+      n: {type: int, default: 0}
+""",
+        [
+            "t.yaml:4:3: error[RESERVED_NAME]: 'Task' is used by the generated code; choose another name",
+            "t.yaml:12:7: error[RECURSIVE_TYPE]: field 'next' makes 'Loop' contain itself; use "
+            "optional[Loop] or list[Loop] to end the recursion",
+            "t.yaml:14:3: error[DUPLICATE_NAME]: the generated class 'ShipCarry' of task 'Ship' "
+            "collides with type 'ShipCarry'; rename one of them",
+        ],
+    ),
+}
+
+
+def _diagnostics(result_err: str) -> list[str]:
+    return [line for line in result_err.splitlines() if not line.startswith("venturi-gen")]
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_error(project: Project, case: str) -> None:
+    text, expected = CASES[case]
+    project.write("t.yaml", text)
+    result = project.gen("t.yaml")
+    assert result.code == 1
+    assert _diagnostics(result.err) == expected
+    assert result.err.splitlines()[-1].endswith("; nothing was written")
+    assert project.files() == {}, "nothing may be written when there are errors"
+
+
+def test_type_shape_and_layout_conflicts(project: Project) -> None:
+    project.write(
+        "t.yaml",
+        """
+        venturi: 1
+        module: shop
+        handlers: shop.handlers
+        merges: handlers
+        types:
+          Both:
+            fields: {a: int}
+            enum: [x]
+        tasks:
+          Ship:
+            kind: ship
+        """,
+    )
+    result = project.gen("t.yaml")
+    assert result.code == 1
+    assert _diagnostics(result.err) == [
+        "t.yaml:3:11: error[LAYOUT_CONFLICT]: handlers module 'shop.handlers' would be inside the "
+        "generated package 'shop', which venturi-gen owns; choose a module outside it",
+        "t.yaml:6:3: error[TYPE_SHAPE]: type 'Both' must declare either `fields:` (a struct) or "
+        "`enum:` (a list of values)",
+    ]
+
+
+def test_duplicate_kind_across_files_and_every_error_in_one_run(project: Project) -> None:
+    project.write("a.yaml", "venturi: 1\nmodule: a\ntasks:\n  Ship:\n    kind: ship\n")
+    project.write(
+        "b.yaml",
+        """
+        venturi: 1
+        module: b
+        tasks:
+          Send:
+            kind: ship
+          Pack:
+            kind: pack
+            payload:
+              box: Crate
+        """,
+    )
+    project.write("c.yaml", "venturi: 1\nmodule: c\ntasks:\n  Bad:\n    kind: bad\n    doc: [x]\n")
+    result = project.gen("a.yaml", "b.yaml", "c.yaml")
+    assert result.code == 1
+    assert _diagnostics(result.err) == [
+        "b.yaml:5:11: error[DUPLICATE_KIND]: kind 'ship' is already used by task Ship (a.yaml:5:11); "
+        "every task needs its own kind",
+        "b.yaml:9:12: error[UNKNOWN_TYPE]: unknown type 'Crate'",
+        "c.yaml:6:10: error[WRONG_TYPE]: tasks.Bad.doc must be a string, not a list",
+    ]
+    assert result.err.splitlines()[-1] == "venturi-gen: 3 errors; nothing was written"
+    assert project.files() == {}, "a.yaml is valid, but nothing is written while any input has errors"
+
+
+def test_two_files_writing_the_same_package(project: Project) -> None:
+    project.write("a.yaml", "venturi: 1\nmodule: shop\ntasks:\n  Ship:\n    kind: ship\n")
+    project.write("b.yaml", "venturi: 1\nmodule: shop\ntasks:\n  Pack:\n    kind: pack\n")
+    result = project.gen("a.yaml", "b.yaml")
+    assert result.code == 1
+    assert _diagnostics(result.err) == [
+        "b.yaml:2:9: error[OUTPUT_CONFLICT]: this would write shop/__init__.py, which a.yaml:2:9 also "
+        "writes; use another module name, task name or stub package",
+        "b.yaml:2:9: error[OUTPUT_CONFLICT]: this would write shop/tasks.py, which a.yaml:2:9 also "
+        "writes; use another module name, task name or stub package",
+        "b.yaml:2:9: error[OUTPUT_CONFLICT]: this would write shop/worker.py, which a.yaml:2:9 also "
+        "writes; use another module name, task name or stub package",
+    ]
+
+
+def test_json_format(project: Project) -> None:
+    project.write("t.yaml", HEAD + "tasks:\n  Ship:\n    kind: ship\n    doc: no\n")
+    result = project.gen("t.yaml", "--format", "json")
+    assert result.code == 1
+    assert result.err == ""
+    document = json.loads(result.out)
+    assert document["ok"] is False
+    assert document["diagnostics"] == [
+        {
+            "file": "t.yaml",
+            "line": 6,
+            "column": 10,
+            "severity": "error",
+            "code": "YAML_TYPE_TRAP",
+            "message": 'YAML reads the unquoted value no as a boolean, but a string is expected here; '
+            'quote it: "no"',
+        }
+    ]
+
+
+def test_github_format(project: Project) -> None:
+    project.write("dir/t.yaml", HEAD + "tasks:\n  Ship:\n    kind: ship\n    priority: urgent\n")
+    result = project.gen("dir/t.yaml", "--format", "github")
+    assert result.code == 1
+    assert result.out.splitlines() == [
+        "::error file=dir/t.yaml,line=6,col=15,title=venturi-gen BAD_VALUE::'urgent' is not one of: "
+        "low, normal, high, critical"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--frobnicate"], "unrecognized arguments: --frobnicate"),
+        (["--format", "xml"], "invalid choice: 'xml'"),
+        (["missing.yaml"], "venturi-gen: error: missing.yaml: no such file"),
+        ([], "venturi-gen: error: no inputs: name declaration files, or set [tool.venturi] inputs"),
+        (["--config", "nope.toml"], "venturi-gen: error: --config nope.toml: no such file"),
+    ],
+)
+def test_usage_errors_exit_2(project: Project, args: list[str], message: str) -> None:
+    result = project.gen(*args)
+    assert result.code == 2
+    assert message in result.err
+
+
+def test_bad_configuration_exits_2(project: Project) -> None:
+    project.write("pyproject.toml", '[tool.venturi]\ninputs = "tasks/*.yaml"\n')
+    result = project.gen()
+    assert result.code == 2
+    assert "[tool.venturi] inputs must be a list of glob patterns" in result.err
