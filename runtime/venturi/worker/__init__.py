@@ -8,7 +8,7 @@ from __future__ import annotations
 from venturi.worker._context import Context
 from venturi.worker._handler import Handler
 from venturi.worker._outcome import FailureCode, Outcome, OutcomeKind, TaskError
-from venturi.worker._worker import Worker, WorkerConfig
+from venturi.worker._worker import Worker, WorkerConfig, WorkerStats
 
 __all__ = [
     "Context",
@@ -19,4 +19,5 @@ __all__ = [
     "TaskError",
     "Worker",
     "WorkerConfig",
+    "WorkerStats",
 ]
