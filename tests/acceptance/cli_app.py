@@ -48,6 +48,10 @@ def make_worker_elsewhere() -> Worker[None]:
     return worker
 
 
+def needs_arguments(state: object) -> Worker[None]:
+    return make_worker()
+
+
 def not_a_worker() -> int:
     return 42
 

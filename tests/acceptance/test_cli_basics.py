@@ -7,6 +7,7 @@ import json
 import logging
 import sys
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from venturi.cli import main
@@ -14,7 +15,14 @@ from venturi.cli._database import redact
 from venturi.cli._logging import JsonFormatter, TextFormatter
 from venturi.cli._output import format_duration, parse_duration, render_table
 
-from tests.acceptance.cli_fixtures import REPO_ROOT, assert_error, assert_ok, run_cli
+from tests.acceptance.cli_fixtures import (
+    REPO_ROOT,
+    assert_error,
+    assert_ok,
+    cli_command,
+    cli_env,
+    run_cli,
+)
 
 
 def test_help_documents_every_command_and_the_exit_codes() -> None:
@@ -64,6 +72,32 @@ def test_usage_errors_are_one_line_with_exit_2() -> None:
     assert_error(run_cli(), 2, "required")
     assert_error(run_cli("frobnicate"), 2, "frobnicate")
     assert_error(run_cli("jobs", "list", "--bogus"), 2, "--bogus")
+
+
+def test_a_closed_pipe_is_not_an_error(tmp_path: Path) -> None:
+    import subprocess
+
+    db = tmp_path / "jobs.db"
+    assert_ok(run_cli("migrate", "--database", str(db)))
+    from venturi import Queue
+
+    from tests.acceptance.cli_tasks import Greet
+
+    with Queue(str(db)) as queue:
+        queue.enqueue_many([Greet(str(i)) for i in range(2000)])
+    command = " ".join(cli_command("jobs", "list", "--limit", "2000", "--database", str(db)))
+    result = subprocess.run(
+        f"set -o pipefail; {command} | head -n 1",
+        shell=True,
+        executable="/bin/bash",
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("ID ")
+    assert result.stderr == ""
 
 
 def test_main_returns_exit_codes_in_process(capsys: pytest.CaptureFixture[str]) -> None:

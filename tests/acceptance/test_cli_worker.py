@@ -158,6 +158,9 @@ def test_text_logs_and_database_option_replaces_the_factorys(
         ("tests.acceptance.no_such_module:make_worker", "cannot import"),
         ("tests.acceptance.cli_app:no_such_factory", "no attribute"),
         ("tests.acceptance.cli_app:not_a_worker", "not a venturi.worker.Worker"),
+        ("tests.acceptance.cli_app:needs_arguments", "callable with none"),
+        ("tests.acceptance.cli_app:log", "is Logger, not a venturi.worker.Worker"),
+        ("tests.acceptance.cli_app:make worker", "no attribute"),
     ],
 )
 def test_bad_import_path_is_a_usage_error(path: str, fragment: str, sqlite_database: str) -> None:

@@ -14,6 +14,7 @@ application and keeps its traceback.
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import sys
 from typing import Any
@@ -51,10 +52,23 @@ def load_worker(path: str) -> Worker[Any]:
                 f"bad worker path {path!r}: {module_name!r} has no attribute {attr_path!r}"
             )
         target = getattr(target, name)
-    worker = target() if callable(target) and not isinstance(target, Worker) else target
+    called = callable(target) and not isinstance(target, Worker)
+    if called:
+        try:
+            inspect.signature(target).bind()
+        except TypeError:
+            raise UsageError(
+                f"{path} needs arguments; the factory must be callable with none"
+            ) from None
+        except ValueError:  # no signature to inspect (a builtin): just call it
+            pass
+        worker = target()
+    else:
+        worker = target
     if not isinstance(worker, Worker):
         raise UsageError(
-            f"{path} returned {type(worker).__qualname__}, not a venturi.worker.Worker; "
+            f"{path} {'returned' if called else 'is'} {type(worker).__qualname__}, "
+            "not a venturi.worker.Worker; "
             "the factory must build and return the configured Worker"
         )
     return worker
