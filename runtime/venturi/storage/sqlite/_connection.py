@@ -24,7 +24,6 @@ import random
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Literal, TypeVar
 
 from venturi.errors import BackendUnavailable, ConfigurationError
@@ -122,16 +121,20 @@ def retry_busy(read: Callable[[], T], *, max_wait_s: float) -> T:
         _backoff(started, max_wait_s)
 
 
-@contextmanager
-def write_transaction(conn: sqlite3.Connection, *, max_wait_s: float) -> Iterator[None]:
-    """A ``BEGIN IMMEDIATE`` ... ``COMMIT`` block; any exception rolls everything back."""
+def in_write_transaction(conn: sqlite3.Connection, work: Callable[[], T], *, max_wait_s: float) -> T:
+    """Run ``work`` between ``BEGIN IMMEDIATE`` and ``COMMIT``; any exception rolls it all back.
+
+    A plain function rather than a context manager: this wraps every write,
+    and a generator-based context manager costs about 2 µs more per call.
+    """
     begin_immediate(conn, max_wait_s=max_wait_s)
     try:
-        yield
+        result = work()
     except BaseException:
         conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
+    return result
 
 
 def split_statements(script: str) -> Iterator[str]:

@@ -1,13 +1,14 @@
 """Ending runs: the worker's fenced results, and leases that simply ran out.
 
-A batch of results costs two ``executemany`` calls whatever its size: one of
-``end_run``, fenced in its ``WHERE`` by the lease token, and one of
-``insert_journal`` (``executemany`` beat JSON-array statements in every
+A batch of results costs a few ``executemany`` calls whatever its size: the
+run-ending update (``complete_run`` for completions, ``end_run`` for the
+rest), fenced in its ``WHERE`` by the lease token, and ``insert_journal`` (``executemany`` beat JSON-array statements in every
 pairing the probe measured on SQLite). Fences almost always hold, so the
 batch is applied optimistically inside a savepoint: when the number of rows
 changed says some fence failed, the savepoint is rolled back and the batch
-applied again after reading the current tokens, so that each result learns
-its own fate and no journal entry is written for a run that lost its lease.
+applied again, one result at a time, after reading the current tokens, so
+that each result learns its own fate and no journal entry is written for a
+run that lost its lease.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 from venturi._journal import JournalEntry, JournalEvent
 from venturi.storage._types import Resolution, RunResult
 from venturi.storage.sqlite._claim import running_tokens
-from venturi.storage.sqlite._rows import epoch, journal_params, optional_epoch
+from venturi.storage.sqlite._rows import EpochMemo, epoch, journal_params
 
 LEASE_EXPIRED = "lease_expired"
 BACKSTOP_REACHED = "backstop_reached"
@@ -41,28 +42,43 @@ def finish(
 ) -> list[bool]:
     if not results:
         return []
-    now_s = epoch(now)
+    memo = EpochMemo()
+    now_s = memo(now)
+    completions: list[tuple[Any, ...]] = []
+    others: list[tuple[Any, ...]] = []
+    for result in results:
+        if result.resolution is Resolution.COMPLETED:
+            completions.append(_completion_params(result, now_s, memo))
+        else:
+            others.append(_end_run_params(result, now_s, memo))
     conn.execute("SAVEPOINT finish")
-    changed = conn.executemany(queries["end_run"], [_end_run_params(r, now_s) for r in results])
-    if changed.rowcount == len(results):
+    changed = 0
+    if completions:
+        changed += conn.executemany(queries["complete_run"], completions).rowcount
+    if others:
+        changed += conn.executemany(queries["end_run"], others).rowcount
+    if changed == len(results):
         # Every fence held (a job listed twice would have failed its second one).
         conn.execute("RELEASE finish")
         conn.executemany(
-            queries["insert_journal"], [journal_params(r.job_id, r.journal_entry) for r in results]
+            queries["insert_journal"],
+            [journal_params(r.job_id, r.journal_entry, memo) for r in results],
         )
         return [True] * len(results)
     conn.execute("ROLLBACK TO finish")
     conn.execute("RELEASE finish")
-    return _finish_checked(conn, queries, results, now_s)
+    return _finish_checked(conn, queries, results, now_s, memo)
 
 
 def _finish_checked(
-    conn: sqlite3.Connection, queries: dict[str, str], results: Sequence[RunResult], now_s: float
+    conn: sqlite3.Connection,
+    queries: dict[str, str],
+    results: Sequence[RunResult],
+    now_s: float,
+    memo: EpochMemo,
 ) -> list[bool]:
     """The slow path: read the tokens, then apply only the results whose fence holds."""
     current = running_tokens(conn, queries, [r.job_id for r in results])
-    updates: list[tuple[Any, ...]] = []
-    entries: list[tuple[Any, ...]] = []
     held: list[bool] = []
     for result in results:
         token = current.get(result.job_id)
@@ -72,32 +88,35 @@ def _finish_checked(
         # A second result for the same job in one batch meets a spent lease.
         del current[result.job_id]
         held.append(True)
-        updates.append(_end_run_params(result, now_s))
-        entries.append(journal_params(result.job_id, result.journal_entry))
-    if updates:
-        conn.executemany(queries["end_run"], updates)
-        conn.executemany(queries["insert_journal"], entries)
+        if result.resolution is Resolution.COMPLETED:
+            conn.execute(queries["complete_run"], _completion_params(result, now_s, memo))
+        else:
+            conn.execute(queries["end_run"], _end_run_params(result, now_s, memo))
+        conn.execute(
+            queries["insert_journal"], journal_params(result.job_id, result.journal_entry, memo)
+        )
     return held
 
 
-def _end_run_params(result: RunResult, now_s: float) -> tuple[Any, ...]:
-    state = _STATE[result.resolution]
-    terminal = state != "pending"
-    run_at = None
-    if not terminal:
-        run_at = now_s if result.run_at is None else epoch(result.run_at)
+def _completion_params(result: RunResult, now_s: float, memo: EpochMemo) -> tuple[Any, ...]:
     return (
-        result.job_id,
-        result.lease_token,
-        state,
-        run_at,
-        None if terminal else result.carry,
-        _FAILURES.get(result.resolution, 0),
-        result.output if result.resolution is Resolution.COMPLETED else None,
-        result.error_code,
-        result.error_message,
-        now_s if terminal else None,
-        optional_epoch(result.purge_after) if terminal else None,
+        result.job_id, result.lease_token, result.output, result.error_code,
+        result.error_message, now_s, memo.optional(result.purge_after),
+    )
+
+
+def _end_run_params(result: RunResult, now_s: float, memo: EpochMemo) -> tuple[Any, ...]:
+    state = _STATE[result.resolution]
+    failures = _FAILURES.get(result.resolution, 0)
+    if state == "pending":
+        run_at = now_s if result.run_at is None else memo(result.run_at)
+        return (
+            result.job_id, result.lease_token, state, run_at, result.carry, failures, None,
+            result.error_code, result.error_message, None, None,
+        )
+    return (
+        result.job_id, result.lease_token, state, None, None, failures, None,
+        result.error_code, result.error_message, now_s, memo.optional(result.purge_after),
     )
 
 

@@ -9,7 +9,7 @@ round trip exactly.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -36,6 +36,30 @@ def optional_epoch(value: datetime | None) -> float | None:
     return None if value is None else epoch(value)
 
 
+class EpochMemo:
+    """``epoch`` for a batch whose datetimes are mostly one and the same object.
+
+    A worker stamps a whole batch of results with one ``now`` (and often one
+    ``purge_after``); converting it once instead of per result saves about a
+    microsecond per job. Identity, not equality, keeps the check free.
+    """
+
+    __slots__ = ("_last", "_value")
+
+    def __init__(self) -> None:
+        self._last: datetime | None = None
+        self._value = 0.0
+
+    def __call__(self, value: datetime) -> float:
+        if value is not self._last:
+            self._value = epoch(value)
+            self._last = value
+        return self._value
+
+    def optional(self, value: datetime | None) -> float | None:
+        return None if value is None else self(value)
+
+
 def from_epoch(value: float) -> datetime:
     return datetime.fromtimestamp(value, UTC)
 
@@ -52,11 +76,13 @@ def insert_params(job: NewJob, created_at: float) -> tuple[Any, ...]:
     )
 
 
-def journal_params(job_id: str, entry: JournalEntry) -> tuple[Any, ...]:
+def journal_params(
+    job_id: str, entry: JournalEntry, to_epoch: Callable[[datetime], float] = epoch
+) -> tuple[Any, ...]:
     """Parameters of ``insert_journal``."""
     attachment = None if entry.attachment is None else json.dumps(entry.attachment)
     return (
-        job_id, epoch(entry.at), entry.run, str(entry.event), entry.note, attachment,
+        job_id, to_epoch(entry.at), entry.run, str(entry.event), entry.note, attachment,
         entry.error_code, entry.error_message, entry.decision,
     )
 

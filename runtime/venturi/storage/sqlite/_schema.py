@@ -13,7 +13,7 @@ import sqlite3
 import time
 
 from venturi.storage._sql import Migration, load_migrations
-from venturi.storage.sqlite._connection import split_statements, write_transaction
+from venturi.storage.sqlite._connection import in_write_transaction, split_statements
 
 PACKAGE = "venturi.storage.sqlite"
 
@@ -38,14 +38,17 @@ def read_version(conn: sqlite3.Connection, queries: dict[str, str]) -> int:
 
 def migrate(conn: sqlite3.Connection, queries: dict[str, str], *, max_wait_s: float) -> int:
     """Apply every migration above the database's version; return the version now in place."""
-    with write_transaction(conn, max_wait_s=max_wait_s):
-        conn.execute(queries["create_version_table"])
-        current = read_version(conn, queries)
-        for migration in migrations():
-            if migration.version <= current:
-                continue
-            for statement in split_statements(migration.sql):
-                conn.execute(statement)
-            conn.execute(queries["record_migration"], (migration.version, migration.name, time.time()))
-            current = migration.version
-        return current
+    return in_write_transaction(conn, lambda: _apply_pending(conn, queries), max_wait_s=max_wait_s)
+
+
+def _apply_pending(conn: sqlite3.Connection, queries: dict[str, str]) -> int:
+    conn.execute(queries["create_version_table"])
+    current = read_version(conn, queries)
+    for migration in migrations():
+        if migration.version <= current:
+            continue
+        for statement in split_statements(migration.sql):
+            conn.execute(statement)
+        conn.execute(queries["record_migration"], (migration.version, migration.name, time.time()))
+        current = migration.version
+    return current

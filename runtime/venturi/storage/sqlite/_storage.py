@@ -33,8 +33,8 @@ from venturi.storage.sqlite import _claim, _finish, _operator, _producer, _schem
 from venturi.storage.sqlite._connection import (
     Synchronous,
     connect,
+    in_write_transaction,
     retry_busy,
-    write_transaction,
 )
 
 CAPABILITIES = Capabilities(
@@ -82,6 +82,11 @@ class SqliteStorage:
     def capabilities(self) -> Capabilities:
         return CAPABILITIES
 
+    def _write(self, work: Callable[[], T]) -> T:
+        """A ``BEGIN IMMEDIATE`` transaction, serialised with this object's other calls."""
+        with self._lock:
+            return in_write_transaction(self._conn, work, max_wait_s=self._max_wait_s)
+
     def _read(self, read: Callable[[], T]) -> T:
         """A read outside any transaction: serialised, and retried on ``SQLITE_BUSY``."""
         with self._lock:
@@ -109,8 +114,7 @@ class SqliteStorage:
             )
         if not requests:
             return []
-        with self._lock, write_transaction(self._conn, max_wait_s=self._max_wait_s):
-            return _producer.enqueue(self._conn, self._queries, requests)
+        return self._write(lambda: _producer.enqueue(self._conn, self._queries, requests))
 
     # -- operator ------------------------------------------------------------------
 
@@ -118,12 +122,12 @@ class SqliteStorage:
         return self._read(lambda: _operator.get(self._conn, self._queries, job_id))
 
     def cancel(self, job_id: str, *, now: datetime) -> CancelOutcome:
-        with self._lock, write_transaction(self._conn, max_wait_s=self._max_wait_s):
-            return _operator.cancel(self._conn, self._queries, job_id, now, self._retention)
+        return self._write(
+            lambda: _operator.cancel(self._conn, self._queries, job_id, now, self._retention)
+        )
 
     def retry(self, job_id: str, *, now: datetime) -> bool:
-        with self._lock, write_transaction(self._conn, max_wait_s=self._max_wait_s):
-            return _operator.retry(self._conn, self._queries, job_id, now)
+        return self._write(lambda: _operator.retry(self._conn, self._queries, job_id, now))
 
     def list_jobs(self, job_filter: JobFilter) -> list[StoredJob]:
         return self._read(lambda: _operator.list_jobs(self._conn, self._queries, job_filter))
@@ -134,8 +138,7 @@ class SqliteStorage:
         return self._read(lambda: _operator.stats(self._conn, self._queries, now, windows_minutes))
 
     def prune(self, *, now: datetime, limit: int) -> int:
-        with self._lock, write_transaction(self._conn, max_wait_s=self._max_wait_s):
-            return _operator.prune(self._conn, self._queries, now, limit)
+        return self._write(lambda: _operator.prune(self._conn, self._queries, now, limit))
 
     def pending_counts_by_kind(self) -> dict[str, int]:
         return self._read(lambda: _operator.pending_counts_by_kind(self._conn, self._queries))
@@ -143,26 +146,25 @@ class SqliteStorage:
     # -- worker --------------------------------------------------------------------
 
     def claim(self, request: ClaimRequest, *, now: datetime) -> list[ClaimedJob]:
-        with self._lock, write_transaction(self._conn, max_wait_s=self._max_wait_s):
-            return _claim.claim(self._conn, self._queries, request, now)
+        return self._write(lambda: _claim.claim(self._conn, self._queries, request, now))
 
     def finish(self, results: Sequence[RunResult], *, now: datetime) -> list[bool]:
         if not results:
             return []
-        with self._lock, write_transaction(self._conn, max_wait_s=self._max_wait_s):
-            return _finish.finish(self._conn, self._queries, results, now)
+        return self._write(lambda: _finish.finish(self._conn, self._queries, results, now))
 
     def heartbeat(
         self, leases: Sequence[tuple[str, str]], *, lease_duration: timedelta, now: datetime
     ) -> set[str]:
         if not leases:
             return set()
-        with self._lock, write_transaction(self._conn, max_wait_s=self._max_wait_s):
-            return _claim.heartbeat(self._conn, self._queries, leases, lease_duration, now)
+        return self._write(
+            lambda: _claim.heartbeat(self._conn, self._queries, leases, lease_duration, now)
+        )
 
     def reclaim_expired(self, *, now: datetime, limit: int, max_failures: int | None) -> int:
-        with self._lock, write_transaction(self._conn, max_wait_s=self._max_wait_s):
-            return _finish.reclaim_expired(
+        return self._write(
+            lambda: _finish.reclaim_expired(
                 self._conn,
                 self._queries,
                 now=now,
@@ -170,6 +172,7 @@ class SqliteStorage:
                 max_failures=max_failures,
                 retention=self._retention,
             )
+        )
 
     def close(self) -> None:
         with self._lock:
