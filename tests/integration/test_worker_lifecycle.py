@@ -156,3 +156,18 @@ async def test_retention_prunes_finished_jobs(db: Path, queue: Queue) -> None:
     stats = await stop(worker, task)
     assert stats.pruned >= 1
     assert queue.get(kept).state is JobState.COMPLETED
+
+
+async def test_shutdown_requested_before_start_and_a_second_run(db: Path, queue: Queue) -> None:
+    queue.enqueue(Echo("waits"))
+    worker = make_worker(db, [EchoHandler])
+    worker.request_shutdown()
+    stats = await asyncio.wait_for(worker.run(), 5)
+    assert stats.claimed == 0
+    task = asyncio.create_task(worker.run())
+    await eventually(lambda: worker.stats.completed == 1, what="completion")
+    with pytest.raises(RuntimeError, match="already running"):
+        await worker.run()
+    with pytest.raises(RuntimeError, match="cannot change the database"):
+        worker.database = "other.db"
+    await stop(worker, task)

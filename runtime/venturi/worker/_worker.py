@@ -51,6 +51,7 @@ class Worker(Generic[S]):
         self._migrate = migrate
         self._registry = Registry()
         self._engine: Engine | None = None
+        self._running = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._shutdown_before_start = False
         self._last_stats = WorkerStats()
@@ -71,7 +72,7 @@ class Worker(Generic[S]):
 
     @database.setter
     def database(self, value: str | Storage | None) -> None:
-        if self._engine is not None:
+        if self._running:
             raise RuntimeError("cannot change the database of a running worker")
         self._database = value
 
@@ -120,7 +121,7 @@ class Worker(Generic[S]):
             loop.call_soon_threadsafe(self._engine.request_stop)
 
     async def _run(self, *, until_idle: bool) -> WorkerStats:
-        if self._engine is not None:
+        if self._running:
             raise RuntimeError("this worker is already running")
         self._registry.check_ready()
         owned = self._database is None or isinstance(self._database, str)
@@ -129,6 +130,7 @@ class Worker(Generic[S]):
             if owned
             else self._database  # type: ignore[assignment]
         )
+        self._running = True
         remove_signals = None
         try:
             if self._migrate:
@@ -175,5 +177,8 @@ class Worker(Generic[S]):
                 self._last_stats = self._engine.stats
             self._engine = None
             self._loop = None
-            if owned:
-                await storage.close()
+            try:
+                if owned:
+                    await storage.close()
+            finally:
+                self._running = False
