@@ -10,6 +10,7 @@ enqueue >= 2,760/s one by one and >= 118,000/s in batches of 1,000.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import statistics
 import subprocess
@@ -64,6 +65,28 @@ def _median(values: list[float]) -> str:
     return f"{statistics.median(values):,.0f} [{min(values):,.0f}-{max(values):,.0f}]"
 
 
+def _machine() -> str:
+    """The state of the box, since other work on it moves every figure here."""
+    with open("/proc/loadavg") as f:
+        load = f.read().split()[0]
+    with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
+        conn.execute("CREATE TEMP TABLE fsync_probe (x int)")
+        started = time.perf_counter()
+        for _ in range(200):
+            conn.execute("SELECT 1")
+        select_us = (time.perf_counter() - started) / 200 * 1e6
+        conn.execute("CREATE TABLE IF NOT EXISTS public.venturi_bench_commit (x int)")
+        started = time.perf_counter()
+        for _ in range(200):
+            conn.execute("INSERT INTO public.venturi_bench_commit VALUES (1)")
+        commit_us = (time.perf_counter() - started) / 200 * 1e6
+        conn.execute("DROP TABLE public.venturi_bench_commit")
+    return (
+        f"[machine: load average {load}, SELECT 1 round trip {select_us:.0f} µs, "
+        f"durable one-row INSERT {commit_us:.0f} µs]"
+    )
+
+
 # -- enqueue --------------------------------------------------------------------------
 
 
@@ -83,7 +106,8 @@ def test_enqueue_rates(pg_url: str, pg_schema: str) -> None:
             for start in range(0, JOBS, 1000):
                 queue.enqueue_many(Noop(n) for n in range(start, start + 1000))
             batched.append(JOBS / (time.perf_counter() - started))
-    print(f"\nenqueue one by one (Queue.enqueue, sync): {_median(single)} jobs/s  (bar 2,760)")
+    print(f"\n{_machine()}")
+    print(f"enqueue one by one (Queue.enqueue, sync): {_median(single)} jobs/s  (bar 2,760)")
     print(
         f"enqueue batches of 1,000 (Queue.enqueue_many): {_median(batched)} jobs/s  (bar 118,000)"
     )
@@ -203,8 +227,56 @@ def test_processing_rate(pg_url: str, pg_schema: str, processes: int) -> None:
             rates.append(JOBS / (float(last) - go))
             xacts.append((after - before) / JOBS)
             cpu.append(sum(r["cpu_s"] for r in reports) / JOBS * 1e6)
+    print(f"\n{_machine()}")
     print(
-        f"\nprocessing {JOBS:,} no-op jobs, {processes} worker process(es): {_median(rates)} jobs/s "
+        f"processing {JOBS:,} no-op jobs, {processes} worker process(es): {_median(rates)} jobs/s "
         f"(bar {'38,400' if processes == 1 else '50,000'}); {statistics.median(xacts):.4f} "
         f"transactions/job; worker CPU {statistics.median(cpu):.1f} µs/job"
     )
+
+
+async def _storage_drain(url: str) -> float:
+    """Claim 100 and finish the previous 100 at once, without the Worker: the storage's
+    own ceiling for one process, to tell its cost from the runtime's."""
+    from datetime import timedelta
+
+    from venturi._enqueue import utcnow
+    from venturi._journal import JournalEntry, JournalEvent
+    from venturi.storage import ClaimRequest, Resolution, RunResult
+    from venturi.storage.postgres import PostgresStorage
+
+    storage = PostgresStorage(url, pool_size=1)
+    try:
+        await storage.pending_counts_by_kind()
+        done, flush, n = 0, None, 0
+        started = time.perf_counter()
+        while True:
+            n += 1
+            request = ClaimRequest(
+                ("default",), (Noop.KIND,), 100, f"t{n}", timedelta(seconds=30), "w"
+            )
+            jobs = await storage.claim(request, now=utcnow())
+            if flush is not None:
+                await flush
+            if not jobs:
+                return done / (time.perf_counter() - started)
+            now = utcnow()
+            entry = JournalEntry(now, 1, JournalEvent.COMPLETED)
+            results = [RunResult(j.id, j.lease_token, Resolution.COMPLETED, entry) for j in jobs]
+            flush = asyncio.ensure_future(storage.finish(results, now=now))
+            done += len(jobs)
+    finally:
+        await storage.close()
+
+
+def test_storage_drain_ceiling(pg_url: str, pg_schema: str) -> None:
+    rates: list[float] = []
+    with Queue(PostgresSyncStorage(pg_url, pool_size=1)) as queue:
+        for _ in range(REPS):
+            _reset(pg_schema)
+            for start in range(0, JOBS, 1000):
+                queue.enqueue_many(Noop(n) for n in range(start, start + 1000))
+            _settle(pg_schema)
+            rates.append(asyncio.run(_storage_drain(pg_url)))
+    print(f"\n{_machine()}")
+    print(f"storage alone (claim/finish loop, no Worker, 1 process): {_median(rates)} jobs/s")
