@@ -38,11 +38,11 @@ from venturi.storage._types import ClaimedJob, JobFilter, JobState, Resolution, 
 from venturi.worker._config import WorkerConfig, seconds
 from venturi.worker._context import Context
 from venturi.worker._execute import execute
-from venturi.worker._flusher import WorkerStats
 from venturi.worker._handler import Handler
 from venturi.worker._outcome import Outcome
 from venturi.worker._registry import registration_for
 from venturi.worker._resolve import KEEP_CARRY, Policy, RunEnd, resolve
+from venturi.worker._stats import WorkerStats
 from venturi.worker._worker import Worker
 
 T = TypeVar("T", bound=Task[Any])

@@ -28,11 +28,12 @@ from venturi.worker._claimer import Claimer
 from venturi.worker._config import WorkerConfig, seconds
 from venturi.worker._context import Context
 from venturi.worker._execute import execute
-from venturi.worker._flusher import Flusher, WorkerStats
+from venturi.worker._flusher import Flusher
 from venturi.worker._leases import LeaseTable, heartbeat_once
 from venturi.worker._maintenance import Maintenance
 from venturi.worker._registry import Registry
 from venturi.worker._resolve import Policy, RunEnd
+from venturi.worker._stats import WorkerStats
 
 log = logging.getLogger("venturi.worker")
 

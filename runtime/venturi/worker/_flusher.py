@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from venturi.storage._protocol import Storage
@@ -21,32 +20,12 @@ from venturi.storage._types import Resolution, RunResult
 from venturi.worker._leases import LeaseTable
 from venturi.worker._outcome import TaskError
 from venturi.worker._resolve import Policy, RunEnd, resolve, resolve_batch
+from venturi.worker._stats import WorkerStats
 
 log = logging.getLogger("venturi.worker")
 
 #: Attempts at writing one batch before giving it up to lease expiry.
 WRITE_ATTEMPTS = 5
-
-
-@dataclass(slots=True)
-class WorkerStats:
-    """Counts of what the worker did since it started, by how runs ended."""
-
-    claimed: int = 0
-    completed: int = 0
-    paused: int = 0
-    retried: int = 0
-    dead: int = 0
-    released: int = 0
-    cancelled: int = 0
-    fenced: int = 0  # results storage rejected: the lease was no longer ours
-    dropped: int = 0  # results not sent: the lease was known lost
-    reclaimed: int = 0  # other workers' expired leases returned to pending
-    pruned: int = 0
-
-    @property
-    def finished(self) -> int:
-        return self.completed + self.paused + self.retried + self.dead + self.released + self.cancelled
 
 
 def utcnow() -> datetime:

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 
 from venturi.storage._protocol import Storage
 from venturi.worker._config import WorkerConfig, seconds
-from venturi.worker._flusher import WorkerStats
+from venturi.worker._stats import WorkerStats
 
 log = logging.getLogger("venturi.worker")
 

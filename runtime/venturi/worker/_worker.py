@@ -16,10 +16,10 @@ from venturi.storage._protocol import Storage
 from venturi.storage._url import open_async
 from venturi.worker._config import WorkerConfig
 from venturi.worker._engine import Engine
-from venturi.worker._flusher import WorkerStats
 from venturi.worker._handler import Handler
 from venturi.worker._registry import Registry
 from venturi.worker._shutdown import install_signal_handlers
+from venturi.worker._stats import WorkerStats
 
 S = TypeVar("S")
 
