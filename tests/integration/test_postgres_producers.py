@@ -134,3 +134,20 @@ async def test_async_enqueue_joins_the_application_transaction(pg_url: str) -> N
         assert stored is not None and stored.state is JobState.PENDING
         with psycopg.connect(ADMIN_URL) as wrong, pytest.raises(Exception, match="AsyncConnection"):
             await queue.enqueue(Noop(3), conn=wrong)
+
+
+def test_producers_carry_on_after_their_connections_are_killed(pg_url: str) -> None:
+    with Queue(PostgresSyncStorage(pg_url, pool_size=2)) as queue:
+        first = queue.enqueue(Noop(1))
+        with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
+            killed = admin.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND application_name = 'venturi-producer'"
+            ).fetchone()
+        assert killed is not None and killed[0] >= 1
+        # The pooled connection is dead: the enqueue meets it, retries on a new one.
+        again = queue.enqueue_many([Noop(2), Noop(3)])
+        merged = [queue.enqueue(Keyed("k")), queue.enqueue(Keyed("k"))]
+        assert queue.get(first.job_id).state is JobState.PENDING
+        assert all(queue.get(r.job_id).state is JobState.PENDING for r in again)
+        assert [r.outcome for r in merged] == [EnqueueOutcome.INSERTED, EnqueueOutcome.KEPT]
