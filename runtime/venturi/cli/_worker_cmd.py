@@ -67,9 +67,24 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--queues", type=comma_list, metavar="A,B", help="queues to claim from (comma-separated)"
     )
     tuning.add_argument("--claim-batch", type=positive_int, metavar="N", help="jobs per claim")
-    tuning.add_argument("--lease-duration", type=duration, metavar="DURATION", help="e.g. 30s")
-    tuning.add_argument("--heartbeat-interval", type=duration, metavar="DURATION", help="e.g. 10s")
-    tuning.add_argument("--poll-interval", type=duration, metavar="DURATION", help="e.g. 1s")
+    tuning.add_argument(
+        "--lease-duration",
+        type=duration,
+        metavar="DURATION",
+        help="how long a claim holds a job between heartbeats, e.g. 30s",
+    )
+    tuning.add_argument(
+        "--heartbeat-interval",
+        type=duration,
+        metavar="DURATION",
+        help="how often leases are extended; shorter than the lease, e.g. 10s",
+    )
+    tuning.add_argument(
+        "--poll-interval",
+        type=duration,
+        metavar="DURATION",
+        help="idle wait between claims, e.g. 1s",
+    )
     tuning.add_argument(
         "--drain-timeout",
         type=duration_or_zero,
