@@ -88,10 +88,10 @@ def _states(schema: str) -> dict[str, int]:
 def test_two_worker_processes_never_run_one_job_at_once(
     pg_url: str, pg_schema: str, tmp_path: Path
 ) -> None:
-    jobs = 2_000
+    jobs = 3_000  # about half a second of sleeps for each process: both surely take part
     with Queue(PostgresSyncStorage(pg_url, pool_size=1)) as queue:
         queue.enqueue_many(
-            Marked(n, sleep_ms=float(n % 3), lock=f"lock-{n % 5}" if n % 4 == 0 else "")
+            Marked(n, sleep_ms=2.0 + n % 3, lock=f"lock-{n % 5}" if n % 4 == 0 else "")
             for n in range(jobs)
         )
     log = tmp_path / "runs.log"
