@@ -111,7 +111,9 @@ class DefaultBuilder:
                 f"default must be a {describe_type(t)}; only optional[T] fields may default to null",
             )
         if isinstance(t, Scalar):
-            return self._scalar(t, value, path), False
+            # Constructor calls other than date() and Decimal() become factories: linters (ruff
+            # RUF009) cannot tell that UUID(...) or datetime.fromisoformat(...) are immutable.
+            return self._scalar(t, value, path), t.name in ("datetime", "uuid", "ulid")
         if isinstance(t, EnumType):
             if not isinstance(value, str):
                 raise self._fail(path, t, value, "one of the enum's values")

@@ -71,18 +71,21 @@ def run(config: Config, files: list[Path], *, check: bool, use_cache: bool = Tru
     manifest = cache.manifest()
     if manifest is not None and manifest.get("key") == key and _still_valid(manifest, root, result):
         return result
-    outputs, warnings = _generate(inputs, root, cache, result)
-    if outputs is None:
+    generated = _generate(inputs, root, cache, result)
+    if generated is None:
         return result
+    outputs, warnings, stub_dirs = generated
     _apply(outputs, root, check=check, result=result)
     stubs = [o for o in outputs if o.kind is OutputKind.STUB]
-    markers = [(o.path, o.stub_marker) for o in stubs if o.stub_marker is not None]
-    result.diagnostics = sort_unique([*warnings, *_orphans(markers, root)])
+    expected = [list(o.stub_marker) for o in stubs if o.stub_marker is not None]
+    result.diagnostics = sort_unique([*warnings, *_orphans(stub_dirs, expected, root)])
     cache.save_manifest(
         {
             "key": key,
             "generated": {o.display: sha256(o.content.encode()) for o in outputs if o.kind is OutputKind.GENERATED},
-            "stubs": [[o.display, *(o.stub_marker or ())] for o in stubs],
+            "stubs": [o.display for o in stubs],
+            "stub_markers": expected,
+            "stub_dirs": stub_dirs,
             "warnings": [d.to_json() for d in warnings],
         }
     )
@@ -91,8 +94,11 @@ def run(config: Config, files: list[Path], *, check: bool, use_cache: bool = Tru
 
 def _generate(
     inputs: list[tuple[str, Path, bytes]], root: Path, cache: Cache, result: RunResult
-) -> tuple[list[_Output] | None, list[Diagnostic]]:
-    """Check everything, then render and format; ``None`` outputs when there are errors."""
+) -> tuple[list[_Output], list[Diagnostic], list[str]] | None:
+    """Check everything, then render and format; ``None`` when there are errors.
+
+    Returns the outputs, the warnings, and the stub directories (for orphan detection).
+    """
     from venturi_gen import formatting, loader, project, render, schema_check, semantic
 
     diagnostics: list[Diagnostic] = []
@@ -116,7 +122,7 @@ def _generate(
     diagnostics.extend(project.check_outputs(modules, root))
     if has_errors(diagnostics):
         result.diagnostics = sort_unique(diagnostics)
-        return None, []
+        return None
     rendered = [r for module, _ in modules for r in render.render(module)]
     # Existing stubs are never written, so they need no formatting either.
     wanted = [r for r in rendered if r.kind is OutputKind.GENERATED or not r.path.exists()]
@@ -129,7 +135,10 @@ def _generate(
     for r in rendered:
         text = formatting.join(formatted[c] for c in r.chunks) if id(r) in wanted_ids else ""
         outputs.append(_Output(r.path, display_path(r.path, root), r.kind, text, r.stub_marker))
-    return outputs, [d for d in diagnostics if d.severity is Severity.WARNING]
+    stub_dirs = sorted(
+        {display_path(d, root) for m, _ in modules for d in (m.layout.handlers_dir, m.layout.merges_dir)}
+    )
+    return outputs, [d for d in diagnostics if d.severity is Severity.WARNING], stub_dirs
 
 
 def _apply(outputs: list[_Output], root: Path, *, check: bool, result: RunResult) -> None:
@@ -161,12 +170,12 @@ def _apply(outputs: list[_Output], root: Path, *, check: bool, result: RunResult
             result.unchanged += 1
 
 
-def _orphans(stubs: list[tuple[Path, tuple[str, str, str]]], root: Path) -> list[Diagnostic]:
+def _orphans(stub_dirs: list[str], expected: list[list[str]], root: Path) -> list[Diagnostic]:
     from venturi_gen import orphans
 
-    expected = {marker for _, marker in stubs}
-    packages = {marker[2] for marker in expected}
-    return orphans.find({path.parent for path, _ in stubs}, expected, packages, root)
+    markers = {(role, task, package) for role, task, package in expected}
+    packages = {package for _, _, package in markers}
+    return orphans.find([root / d for d in stub_dirs], markers, packages, root)
 
 
 def _still_valid(manifest: dict[str, Any], root: Path, result: RunResult) -> bool:
@@ -175,17 +184,19 @@ def _still_valid(manifest: dict[str, Any], root: Path, result: RunResult) -> boo
 
     try:
         generated: dict[str, str] = manifest["generated"]
-        stubs = [(root / entry[0], (entry[1], entry[2], entry[3])) for entry in manifest["stubs"]]
+        stubs = [root / display for display in manifest["stubs"]]
+        expected = [list(marker) for marker in manifest["stub_markers"]]
+        stub_dirs = [str(d) for d in manifest["stub_dirs"]]
         warnings = [Diagnostic.from_json(d) for d in manifest["warnings"]]
-    except (KeyError, TypeError, ValueError, IndexError):
+    except (KeyError, TypeError, ValueError):
         return False
     for display, digest in generated.items():
         content = read_text(root / display)
         if content is None or sha256(content.encode()) != digest:
             return False
-    if not all(path.exists() for path, _ in stubs):
+    if not all(path.exists() for path in stubs):
         return False
-    result.diagnostics = sort_unique([*warnings, *_orphans(stubs, root)])
+    result.diagnostics = sort_unique([*warnings, *_orphans(stub_dirs, expected, root)])
     result.unchanged = len(generated) + len(stubs)
     result.from_cache = True
     return True

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from venturi_gen.cli import main
 
 REPO = Path(__file__).resolve().parents[2]

@@ -13,10 +13,9 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
 from black import format_str
 from black.mode import Mode, TargetVersion
-import pytest
-
 from venturi_gen.formatting import LINE_LENGTH
 
 from .conftest import Project

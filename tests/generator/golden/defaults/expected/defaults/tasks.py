@@ -50,10 +50,12 @@ class Schedule(Task[NoCarry]):
     ratio: float = 1.0
     enabled: bool = True
     price: Decimal = Decimal("1.50")
-    starts: datetime = datetime.fromisoformat("2024-01-01T09:00:00+00:00")
+    starts: datetime = field(
+        default_factory=lambda: datetime.fromisoformat("2024-01-01T09:00:00+00:00")
+    )
     day: date = date(2024, 2, 29)
-    request: UUID = UUID("6f1c1b6a-3c1e-4d57-9a0b-2b9f2f3b7c11")
-    trace: ULID = ULID.from_str("01HZX3Y5F2Q7K9M8N6P4R2T0VW")
+    request: UUID = field(default_factory=lambda: UUID("6f1c1b6a-3c1e-4d57-9a0b-2b9f2f3b7c11"))
+    trace: ULID = field(default_factory=lambda: ULID.from_str("01HZX3Y5F2Q7K9M8N6P4R2T0VW"))
     tags: tuple[str, ...] = ("a", "b")
     one: tuple[int, ...] = (1,)
     limits: Mapping[str, int] = field(default_factory=lambda: {"low": 1, "high": 9})
