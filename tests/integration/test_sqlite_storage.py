@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import sqlite3
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from venturi import UnsupportedCapability
@@ -84,3 +86,22 @@ def test_prune_removes_the_journal_too(storage: SqliteStorage) -> None:
     assert storage._conn.execute(count, (job.id,)).fetchone() == (2,)
     assert storage.prune(now=now + timedelta(seconds=1), limit=10) == 1
     assert storage._conn.execute(count, (job.id,)).fetchone() == (0,)
+
+
+def _use_inherited(storage: SqliteStorage, results: Any) -> None:
+    results.put(storage.enqueue([request(Plain(2))])[0].job_id)
+    storage.close()
+
+
+def test_a_forked_child_opens_its_own_connection(storage: SqliteStorage) -> None:
+    first = storage.enqueue([request(Plain(1))])[0].job_id
+    ctx = multiprocessing.get_context("fork")
+    results = ctx.Queue()
+    child = ctx.Process(target=_use_inherited, args=(storage, results))
+    child.start()
+    second = results.get(timeout=60)
+    child.join(timeout=60)
+    assert child.exitcode == 0
+    # The parent's connection is untouched and sees the child's job.
+    assert storage.get(first) is not None and storage.get(second) is not None
+    assert storage.enqueue([request(Plain(3))])[0].inserted

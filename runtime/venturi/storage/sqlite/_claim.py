@@ -73,6 +73,21 @@ def claim(
     ]
 
 
+def any_ready(
+    conn: sqlite3.Connection, queries: dict[str, str], request: ClaimRequest, now: datetime
+) -> bool:
+    """Whether a claim could lease anything now (a read: no lock taken)."""
+    if request.limit <= 0 or not request.queues or not request.kinds:
+        return False
+    now_s = epoch(now)
+    kinds = json.dumps(request.kinds)
+    select = queries["claim_candidates"]
+    return any(
+        conn.execute(select, (queue, now_s, kinds, 1)).fetchone() is not None
+        for queue in request.queues
+    )
+
+
 def _choose(per_queue: Sequence[list[Any]], limit: int) -> list[int]:
     """Rowids in claim order across queues, at most one per concurrency key.
 

@@ -33,6 +33,8 @@ T = TypeVar("T")
 
 #: The busy timeout while opening the connection only (see the module docstring).
 OPEN_BUSY_TIMEOUT_S = 5.0
+#: The WAL file is truncated to this size after checkpoints.
+WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024
 #: Short sleeps while the lock is contended: waking fast is what keeps two processes busy.
 SHORT_SLEEP_S = 300e-6
 #: After this long, back off a little more so that a long writer is not hammered.
@@ -65,6 +67,8 @@ def connect(path: str, *, synchronous: Synchronous) -> sqlite3.Connection:
         if path != ":memory:" and str(mode).lower() != "wal":
             raise BackendUnavailable(f"SQLite database {path!r} refused WAL mode (got {mode!r})")
         conn.execute(f"PRAGMA synchronous={synchronous}")
+        # After a checkpoint, cut the WAL file back instead of keeping its peak size.
+        conn.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT_BYTES}")
         conn.execute("PRAGMA busy_timeout=0")
     except BaseException:
         conn.close()

@@ -10,12 +10,14 @@ the writer; the rare ``SQLITE_BUSY`` a reader can meet is retried).
 
 from __future__ import annotations
 
+import os
+import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from venturi.errors import UnsupportedCapability
+from venturi.errors import SchemaOutOfDate, UnsupportedCapability
 from venturi.storage._sql import load_queries
 from venturi.storage._types import (
     CancelOutcome,
@@ -72,7 +74,9 @@ class SqliteStorage:
         retention: timedelta = DEFAULT_RETENTION,
     ) -> None:
         self.path = path
+        self._synchronous: Synchronous = synchronous
         self._conn = connect(path, synchronous=synchronous)
+        self._pid = os.getpid()
         self._lock = threading.Lock()
         self._max_wait_s = max_lock_wait.total_seconds()
         self._retention = retention
@@ -84,17 +88,39 @@ class SqliteStorage:
 
     def _write(self, work: Callable[[], T]) -> T:
         """A ``BEGIN IMMEDIATE`` transaction, serialised with this object's other calls."""
+        if self._pid != os.getpid():
+            self._reopen_after_fork()
         with self._lock:
-            return in_write_transaction(self._conn, work, max_wait_s=self._max_wait_s)
+            try:
+                return in_write_transaction(self._conn, work, max_wait_s=self._max_wait_s)
+            except sqlite3.OperationalError as exc:
+                raise _schema_error(exc) from exc
 
     def _read(self, read: Callable[[], T]) -> T:
         """A read outside any transaction: serialised, and retried on ``SQLITE_BUSY``."""
+        if self._pid != os.getpid():
+            self._reopen_after_fork()
         with self._lock:
-            return retry_busy(read, max_wait_s=self._max_wait_s)
+            try:
+                return retry_busy(read, max_wait_s=self._max_wait_s)
+            except sqlite3.OperationalError as exc:
+                raise _schema_error(exc) from exc
+
+    def _reopen_after_fork(self) -> None:
+        """A forked child must not use (nor close) its parent's SQLite connection: open its own.
+
+        This happens when an object made at import time crosses a pre-fork
+        server's fork (gunicorn ``--preload``, multiprocessing ``fork``).
+        """
+        self._lock = threading.Lock()
+        self._conn = connect(self.path, synchronous=self._synchronous)
+        self._pid = os.getpid()
 
     # -- schema ------------------------------------------------------------------
 
     def migrate(self) -> int:
+        if self._pid != os.getpid():
+            self._reopen_after_fork()
         with self._lock:
             return _schema.migrate(self._conn, self._queries, max_wait_s=self._max_wait_s)
 
@@ -146,6 +172,10 @@ class SqliteStorage:
     # -- worker --------------------------------------------------------------------
 
     def claim(self, request: ClaimRequest, *, now: datetime) -> list[ClaimedJob]:
+        # An idle worker polls often: look before taking the write lock, so
+        # that polling never makes a producer's BEGIN IMMEDIATE wait.
+        if not self._read(lambda: _claim.any_ready(self._conn, self._queries, request, now)):
+            return []
         return self._write(lambda: _claim.claim(self._conn, self._queries, request, now))
 
     def finish(self, results: Sequence[RunResult], *, now: datetime) -> list[bool]:
@@ -177,3 +207,13 @@ class SqliteStorage:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+
+
+def _schema_error(exc: sqlite3.OperationalError) -> Exception:
+    """A missing table means the database was never migrated: say what to do."""
+    if "no such table" in str(exc):
+        return SchemaOutOfDate(
+            f"the venturi tables are missing ({exc}); run `venturi migrate` "
+            "or open the queue with migrate=True"
+        )
+    return exc
