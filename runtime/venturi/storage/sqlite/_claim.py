@@ -51,24 +51,17 @@ def claim(
             conn.execute(queries["journal_of_jobs"], (json.dumps(with_journal),))
         )
     token = request.lease_token
+    no_journal: tuple[JournalEntry, ...] = ()
+    # Positional arguments: a frozen dataclass costs about 1 µs less per job that way.
     return [
         ClaimedJob(
-            id=job_id,
-            kind=kind,
-            queue=queue,
-            priority=priority,
-            payload=payload,
-            carry=carry,
-            run_count=run_count,
-            failure_count=failure_count,
-            lease_token=token,
-            lease_expires_at=expires,
-            concurrency_key=concurrency_key,
-            journal=tuple(journals.get(job_id, ())),
+            job_id, kind, queue, priority, payload, carry, run_count, failure_count, token,
+            expires, concurrency_key,
+            tuple(journals[job_id]) if journal_count and job_id in journals else no_journal,
         )
         for (
             job_id, kind, queue, priority, payload, carry, run_count, failure_count,
-            concurrency_key, _journal_count, _run_at,
+            concurrency_key, journal_count, _run_at,
         ) in rows
     ]
 
