@@ -152,6 +152,18 @@ class PostgresStorage:
             return []
         if conn is not None:
             return await _enqueue_in(conn, self._queries, requests)
+        if len(requests) == 1 and requests[0].job.dedup_key is not None:
+            alone = await self._run(
+                lambda: _producer.insert_alone(self._queries, requests[0]),
+                what="enqueue",
+                atomic=False,
+            )
+            if alone is not None:
+                return [alone]
+            return await self._run(
+                lambda: _producer.enqueue(self._queries, requests, merge_first=True),
+                what="enqueue",
+            )
         return await self._run(
             lambda: _producer.enqueue(self._queries, requests),
             what="enqueue",

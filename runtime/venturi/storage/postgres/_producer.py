@@ -49,10 +49,16 @@ _OUTCOME = {
 
 
 def enqueue(
-    queries: dict[str, str], requests: Sequence[EnqueueRequest], *, again: bool = False
+    queries: dict[str, str],
+    requests: Sequence[EnqueueRequest],
+    *,
+    again: bool = False,
+    merge_first: bool = False,
 ) -> Steps[list[EnqueueResult]]:
     """``again``: a retry after a lost reply of a single-statement enqueue (see
-    ``is_single_statement``), which must skip the rows the first attempt committed."""
+    ``is_single_statement``), which must skip the rows the first attempt committed.
+    ``merge_first``: the first keyed request already failed to insert (see
+    ``insert_alone``), so look for the job holding its key first."""
     plain = [r.job for r in requests if r.job.dedup_key is None]
     if plain:
         yield Stmt(queries["insert_jobs_again" if again else "insert_jobs"], insert_params(plain))
@@ -63,8 +69,17 @@ def enqueue(
         if request.job.dedup_key is None:
             results.append(EnqueueResult(request.job.id, EnqueueOutcome.INSERTED))
         else:
-            results.append((yield from _enqueue_keyed(queries, request)))
+            results.append((yield from _enqueue_keyed(queries, request, merge_first)))
+            merge_first = False
     return results
+
+
+def insert_alone(queries: dict[str, str], request: EnqueueRequest) -> Steps[EnqueueResult | None]:
+    """One keyed request's insert, alone in autocommit: a new key (the common case)
+    then costs one round trip and one commit. None when the key is taken: the
+    caller then runs ``enqueue(..., merge_first=True)`` in a transaction."""
+    inserted = yield Stmt(queries["insert_keyed"], keyed_params(request.job))
+    return EnqueueResult(request.job.id, EnqueueOutcome.INSERTED) if inserted else None
 
 
 def is_single_statement(requests: Sequence[EnqueueRequest]) -> bool:
@@ -72,15 +87,21 @@ def is_single_statement(requests: Sequence[EnqueueRequest]) -> bool:
     return all(r.job.dedup_key is None for r in requests)
 
 
-def _enqueue_keyed(queries: dict[str, str], request: EnqueueRequest) -> Steps[EnqueueResult]:
+def _enqueue_keyed(
+    queries: dict[str, str], request: EnqueueRequest, merge_first: bool
+) -> Steps[EnqueueResult]:
     job = request.job
-    for _ in range(MAX_ROUNDS):
-        inserted = yield Stmt(queries["insert_keyed"], keyed_params(job))
-        if inserted:
-            return EnqueueResult(job.id, EnqueueOutcome.INSERTED)
+    for round_ in range(MAX_ROUNDS):
+        if round_ > 0 or not merge_first:
+            inserted = yield Stmt(queries["insert_keyed"], keyed_params(job))
+            if inserted:
+                return EnqueueResult(job.id, EnqueueOutcome.INSERTED)
         rows = yield Stmt(queries["lock_candidate"], {"kind": job.kind, "dedup_key": job.dedup_key})
         if not rows:
             continue  # the holder stopped being pending: try the insert again
+        if rows[0][0] == job.id:
+            # Our own row: an insert_alone whose reply was lost had committed it.
+            return EnqueueResult(job.id, EnqueueOutcome.INSERTED)
         if request.decide is None:
             raise ValueError(
                 f"job {job.id} of kind {job.kind!r} has a dedup key but its request has no "
