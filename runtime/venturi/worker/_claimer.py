@@ -97,6 +97,10 @@ class Claimer:
                 # The backlog may be exhausted, or jobs were skipped for a held
                 # concurrency key: look again as soon as something ends.
                 await self._wait_runs(engine.in_flight - 1, timeout=poll)
+            elif not engine.flusher.idle:
+                # Results still being written may make a job ready at once (a zero pause,
+                # an immediate retry): claim again once they are, not a poll interval later.
+                await engine.flusher.wait_written(poll)
             else:
                 await self._idle(poll)
 

@@ -94,6 +94,19 @@ class Flusher:
             if not self._buffer:
                 self._idle.set()
 
+    @property
+    def idle(self) -> bool:
+        """Nothing buffered and nothing being written."""
+        return self._idle.is_set()
+
+    async def wait_written(self, timeout: float) -> None:
+        """Until everything added so far is written (or ``timeout``), lingering as usual."""
+        try:
+            async with asyncio.timeout(timeout):
+                await self._idle.wait()
+        except TimeoutError:
+            pass
+
     async def wait_idle(self) -> None:
         """Until everything added so far is written (or given up)."""
         self._full.set()  # no lingering: someone is waiting
