@@ -135,3 +135,14 @@ def test_schema_name_from_the_url_or_the_keyword(schemas: Any) -> None:
     for bad in ("Upper", "has-dash", "1digit", "x" * 59, 'quo"te'):
         with pytest.raises(ConfigurationError, match="schema name"):
             parse(ADMIN_URL, bad)
+
+
+def test_an_unmigrated_schema_is_reported_as_such(schemas: Any) -> None:
+    from venturi.errors import SchemaOutOfDate
+
+    storage = PostgresSyncStorage(schema_url(schemas()), pool_size=1)
+    try:
+        with pytest.raises(SchemaOutOfDate, match="venturi migrate"):
+            storage.get("01J0000000000000000000000")
+    finally:
+        storage.close()

@@ -40,7 +40,7 @@ from venturi.storage.postgres import _leases, _operator, _producer, _schema
 from venturi.storage.postgres._config import CAPABILITIES, parse, queries
 from venturi.storage.postgres._dedicated import Dedicated
 from venturi.storage.postgres._listener import Listener
-from venturi.storage.postgres._retry import Backoff, is_retryable
+from venturi.storage.postgres._retry import Backoff, is_retryable, translated
 from venturi.storage.postgres._rows import (
     aware,
     claimed_jobs,
@@ -125,7 +125,10 @@ class PostgresStorage:
                     return result
             except psycopg.Error as exc:
                 if body_done or not is_retryable(exc):
-                    raise
+                    clearer = translated(exc, self.settings.schema)
+                    if clearer is exc:
+                        raise
+                    raise clearer from exc
                 make = again or make
                 await asyncio.sleep(backoff.after(exc))
 

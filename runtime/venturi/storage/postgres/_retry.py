@@ -14,7 +14,7 @@ import time
 import psycopg
 from psycopg import errors
 
-from venturi.errors import BackendUnavailable
+from venturi.errors import BackendUnavailable, SchemaOutOfDate
 
 #: SQLSTATEs of a transaction the server rolled back that will likely pass
 #: when run again: serialization failure, deadlock.
@@ -77,3 +77,13 @@ class Backoff:
         delay = min(remaining, self._delay * (0.5 + random.random() / 2))
         self._delay = min(self._delay * 2, MAX_DELAY_S)
         return delay
+
+
+def translated(exc: psycopg.Error, schema: str) -> Exception:
+    """A missing venturi table means the schema was never migrated: say what to do."""
+    if isinstance(exc, errors.UndefinedTable):
+        return SchemaOutOfDate(
+            f"the venturi tables are missing in schema {schema!r} ({str(exc).splitlines()[0]}); "
+            "run `venturi migrate` or open the queue with migrate=True"
+        )
+    return exc

@@ -32,7 +32,7 @@ from venturi.storage._types import (
 )
 from venturi.storage.postgres import _operator, _producer, _schema
 from venturi.storage.postgres._config import CAPABILITIES, parse, queries
-from venturi.storage.postgres._retry import Backoff, is_retryable
+from venturi.storage.postgres._retry import Backoff, is_retryable, translated
 from venturi.storage.postgres._steps import Steps, run_sync
 
 T = TypeVar("T")
@@ -105,7 +105,10 @@ class PostgresSyncStorage:
                     return result
             except psycopg.Error as exc:
                 if body_done or not is_retryable(exc):
-                    raise
+                    clearer = translated(exc, self.settings.schema)
+                    if clearer is exc:
+                        raise
+                    raise clearer from exc
                 make = again or make
                 time.sleep(backoff.after(exc))
 
