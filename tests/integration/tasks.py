@@ -200,18 +200,21 @@ class DoomedHandler(Handler[Doomed, Any, Probe]):
 
 @dataclass(frozen=True, slots=True)
 class Stepper(Task[Counter]):
-    """Pauses ``steps`` times (checkpointing its carry), then completes."""
+    """Pauses ``steps`` times (checkpointing its carry), each step after ``delay_ms``; then completes."""
 
     KIND: ClassVar[str] = "it_stepper"
     CARRY: ClassVar[type[Any]] = Counter
     steps: int
+    delay_ms: int = 0
 
     def to_json(self) -> Any:
-        return {"steps": self.steps}
+        return {"steps": self.steps, "delay_ms": self.delay_ms}
 
     @classmethod
     def from_json(cls, data: Any) -> Self:
-        return cls(_one_field(data, "steps", codec.expect_int))
+        fields = frozenset({"steps", "delay_ms"})
+        obj = codec.expect_object(data, "$", required=fields, allowed=fields)
+        return cls(codec.expect_int(obj["steps"], "$.steps"), codec.expect_int(obj["delay_ms"], "$.delay_ms"))
 
 
 class StepperHandler(Handler[Stepper, Counter, Probe]):
@@ -219,6 +222,8 @@ class StepperHandler(Handler[Stepper, Counter, Probe]):
 
     async def handle(self, task: Stepper, ctx: Context[Counter], state: Probe) -> Outcome[Any]:
         state.runs.append((ctx.job_id, ctx.run_count))
+        if task.delay_ms:
+            await asyncio.sleep(task.delay_ms / 1000)
         if ctx.carry.n < task.steps:
             ctx.carry = Counter(ctx.carry.n + 1)
             return Outcome.pause_in_with(timedelta(0), f"step {ctx.carry.n} of {task.steps}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,16 +14,20 @@ from venturi import ConfigurationError, JobState, Queue
 from venturi.storage.sqlite import AsyncSqliteStorage, SqliteStorage
 from venturi.worker import Worker, WorkerConfig
 
-from tests.integration._workers.support import FAST, eventually, make_worker, stop
+from tests.integration._workers.support import FAST, eventually, make_worker, state_is, stop
 from tests.integration.tasks import (
     Echo,
     EchoHandler,
+    Flaky,
+    FlakyHandler,
     Noop,
     NoopHandler,
     Orphan,
     Probe,
     Sleepy,
     SleepyHandler,
+    Stepper,
+    StepperHandler,
 )
 
 
@@ -139,3 +144,25 @@ async def test_a_sync_reconciler_precedes_each_claim(db: Path, queue: Queue) -> 
     assert stats.completed == 25
     assert order.count("claim") >= 3
     assert order == ["reconcile", "claim"] * order.count("claim")
+
+
+async def test_work_made_ready_by_a_run_is_claimed_without_waiting_for_the_poll(
+    db: Path, queue: Queue
+) -> None:
+    # A long poll interval: only the worker's own wake-ups can make this fast.
+    stepper = queue.enqueue(Stepper(steps=5, delay_ms=30)).job_id  # zero pauses after a while
+    flaky = queue.enqueue(Flaky(failures=2)).job_id  # two immediate retries
+    keyed = [r.job_id for r in queue.enqueue_many([Sleepy(ms=20, key="k"), Sleepy(ms=20, key="k")])]
+    # Quick jobs end while the stepper still runs: the claimer finds nothing, and must
+    # still notice when the stepper's pause makes it ready again.
+    queue.enqueue_many(Sleepy(ms=1) for _ in range(3))
+    worker = make_worker(
+        db, [StepperHandler, FlakyHandler, SleepyHandler], concurrency=3, poll_interval=5.0
+    )
+    started = time.monotonic()
+    task = asyncio.create_task(worker.run())
+    for job_id in (stepper, flaky, *keyed):
+        await eventually(state_is(queue, job_id, JobState.COMPLETED), timeout=4, what=job_id)
+    elapsed = time.monotonic() - started
+    await stop(worker, task)
+    assert elapsed < 2.5, f"took {elapsed:.2f} s: the claimer waited for its poll interval"

@@ -3,10 +3,10 @@
 It claims only when a claim is worth a transaction: when at least ``refill``
 slots are free (a full batch, or one slot when nothing is prefetched), and
 sleeps until the consumers report that much room. Before every claim cycle,
-the first included, it runs the admission reconciler. With nothing ready it
-waits ``poll_interval`` (or for a notification); after a short batch, which
-may mean jobs were skipped for a held concurrency key, it looks again as
-soon as any run ends.
+the first included, it runs the admission reconciler. With nothing (more)
+ready it sleeps ``poll_interval``, or until a notification, or until a run
+ends and its result is written: that result may make a job ready at once (a
+zero pause, an immediate retry) or free a concurrency key that held jobs back.
 """
 
 from __future__ import annotations
@@ -93,16 +93,15 @@ class Claimer:
                 # Let everything in flight end and be written: a retry due now is ready then.
                 await self._wait_runs(0)
                 await engine.flusher.wait_idle()
-            elif jobs:
-                # The backlog may be exhausted, or jobs were skipped for a held
-                # concurrency key: look again as soon as something ends.
-                await self._wait_runs(engine.in_flight - 1, timeout=poll)
             elif not engine.flusher.idle:
                 # Results still being written may make a job ready at once (a zero pause,
                 # an immediate retry): claim again once they are, not a poll interval later.
                 await engine.flusher.wait_written(poll)
             else:
-                await self._idle(poll)
+                # Nothing (more) is ready. Sleep until a run ends (its result may make a
+                # job ready, or free a concurrency key that held jobs back), a notification
+                # arrives, or the poll interval passes.
+                await self._idle(poll, wake_at=engine.in_flight - 1)
 
     async def _reconcile(self) -> None:
         reconciler = self._config.reconciler
@@ -136,20 +135,23 @@ class Claimer:
         finally:
             engine.wake_at = -1
 
-    async def _idle(self, timeout: float) -> None:
-        """No ready work: sleep ``timeout``, or until notified, or until stopped."""
+    async def _idle(self, timeout: float, *, wake_at: int = -1) -> None:
+        """No ready work: sleep ``timeout``, or until notified, or until no more than
+        ``wake_at`` jobs are in flight, or until stopped."""
         engine = self._engine
         if self._notifier is None:
-            await self._wait_runs(-1, timeout)
+            await self._wait_runs(wake_at, timeout)
             return
         engine.claimer_wake.clear()
         if engine.stopping:
             return
+        engine.wake_at = wake_at
         notified = asyncio.create_task(self._notifier.wait_for_work(self._config.queues, timeout))
         woken = asyncio.create_task(engine.claimer_wake.wait())
         try:
             await asyncio.wait([notified, woken], return_when=asyncio.FIRST_COMPLETED)
         finally:
+            engine.wake_at = -1
             woken.cancel()
             if not notified.done():
                 notified.cancel()
@@ -160,4 +162,4 @@ class Claimer:
                 exc_info=notified.exception(),
                 extra={"event": "notify_error"},
             )
-            await self._wait_runs(-1, timeout)
+            await self._wait_runs(wake_at, timeout)
