@@ -102,6 +102,8 @@ class Claimer:
                 # job ready, or free a concurrency key that held jobs back), a notification
                 # arrives, or the poll interval passes.
                 await self._idle(poll, wake_at=engine.in_flight - 1)
+                if not engine.stopping and not engine.flusher.idle:
+                    await engine.flusher.wait_written(poll)  # one claim per wake-up, not two
 
     async def _reconcile(self) -> None:
         reconciler = self._config.reconciler
