@@ -241,6 +241,18 @@ def resolve_key(
     return KeyDecl(tuple(resolved))
 
 
+def key_path_type(text: str, payload: list[RawField], structs: Mapping[str, list[RawField]]) -> TypeRef:
+    """The type a key path already resolved by ``resolve_key`` ends at."""
+    fields = payload
+    t: TypeRef | None = None
+    for segment in text.split("."):
+        if isinstance(t, StructRef):
+            fields = structs[t.name]
+        t = next(f.type for f in fields if f.json_name == segment)
+    assert t is not None
+    return t
+
+
 def struct_edges(fields: list[RawField]) -> list[tuple[RawField, str]]:
     """Fields that embed another struct directly (not through optional, list or map)."""
     return [(f, f.type.name) for f in fields if isinstance(f.type, StructRef)]

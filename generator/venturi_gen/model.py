@@ -96,6 +96,7 @@ class TaskDecl:
     doc: str
     queue: str
     priority: str  # low, normal, high, critical
+    priority_field: tuple[str, ...] | None  # attribute path of the payload enum giving the priority
     payload: tuple[FieldDecl, ...]
     carry: StructDecl | None
     output: StructDecl | None

@@ -188,7 +188,9 @@ def _task(m: ModuleDecl, t: TaskDecl) -> str:
         "timeout": Code(timedelta_expr(t.timeout_ms)) if t.timeout_ms else Code("None"),
         "retention": Code(timedelta_expr(t.retention_ms)) if t.retention_ms else Code("None"),
         "fields": _fields(t.payload),
-        "priority": ident(t.priority.upper()),
+        "priority": Code(f"Priority.parse({_key((t.priority_field,))})")
+        if t.priority_field
+        else Code(f"Priority.{ident(t.priority.upper())}"),
         "dedup": _key(t.dedup.paths) if t.dedup else None,
         "merge_module": ident(f"{m.layout.merges}.{t.snake}") if t.on_collision == "custom" else None,
         "policy": ident((t.on_collision or "replace").capitalize()),

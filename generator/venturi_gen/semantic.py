@@ -16,13 +16,14 @@ import os
 from pathlib import Path as FsPath
 from typing import Any
 
+from venturi._priority import Priority
 from venturi._task import RESERVED_KIND_PREFIX
 
 from venturi_gen import names
-from venturi_gen.defaults import DefaultBuilder, DefaultError, StructShape
+from venturi_gen.defaults import DefaultBuilder, DefaultError, StructShape, describe_type
 from venturi_gen.diagnostics import Diagnostic, Severity, has_errors
 from venturi_gen.durations import parse_ms
-from venturi_gen.fields import RawField, parse_fields, resolve_key, struct_edges
+from venturi_gen.fields import RawField, key_path_type, parse_fields, resolve_key, struct_edges
 from venturi_gen.loader import Document, Path
 from venturi_gen.model import (
     Default,
@@ -39,6 +40,9 @@ from venturi_gen.model import (
     TaskDecl,
     TypeRef,
 )
+
+#: The levels a ``priority:`` may name, and the values a priority field's enum may hold.
+PRIORITY_LEVELS = tuple(level.name.lower() for level in Priority)
 
 
 def normalize_doc(text: str | None) -> str | None:
@@ -245,6 +249,12 @@ def _task(doc: Document, name: str, spec: dict[str, Any], fields: dict[str, list
     if "concurrency_key" in spec:
         concurrency = resolve_key(doc, (*path, "concurrency_key"), spec["concurrency_key"],
                                   fields["payload"], structs, diags)
+    priority = spec.get("priority", "normal")
+    priority_field = None
+    if isinstance(priority, dict):
+        priority_field = _priority_field(doc, (*path, "priority", "field"), priority["field"],
+                                         fields["payload"], structs, diags)
+        priority = "normal"
     retry_ms = None
     if "retry" in spec:
         base = _duration(doc, (*path, "retry", "base"), spec["retry"]["base"], diags)
@@ -264,7 +274,8 @@ def _task(doc: Document, name: str, spec: dict[str, Any], fields: dict[str, list
         kind=kind,
         doc=normalize_doc(spec.get("doc")) or f"The {kind} task.",
         queue=spec.get("queue", "default"),
-        priority=spec.get("priority", "normal"),
+        priority=priority,
+        priority_field=priority_field,
         payload=finish(fields["payload"]),
         carry=StructDecl(f"{name}Carry", f"Carry of {name}: working state kept between runs of one job.",
                          carry) if spec.get("carry") else None,
@@ -277,6 +288,22 @@ def _task(doc: Document, name: str, spec: dict[str, Any], fields: dict[str, list
         timeout_ms=_duration(doc, (*path, "timeout"), spec.get("timeout"), diags),
         retention_ms=_duration(doc, (*path, "retention"), spec.get("retention"), diags),
     )
+
+
+def _priority_field(doc: Document, path: Path, text: str, payload: list[RawField],
+                    structs: dict[str, list[RawField]], diags: list[Diagnostic]) -> tuple[str, ...] | None:
+    """``priority: {field: path}``: the path must end at a required enum of priority levels."""
+    key = resolve_key(doc, path, text, payload, structs, diags)
+    if key is None:
+        return None
+    t = key_path_type(text, payload, structs)
+    if not isinstance(t, EnumType) or not set(t.values) <= set(PRIORITY_LEVELS):
+        what = f"an enum of {', '.join(t.values)}" if isinstance(t, EnumType) else describe_type(t)
+        diags.append(doc.error(path, "BAD_PRIORITY_FIELD",
+                               f"{text!r} is {what}; a priority field must be an enum whose values "
+                               f"are priority levels ({', '.join(PRIORITY_LEVELS)})"))
+        return None
+    return key.paths[0]
 
 
 def _check_recursion(doc: Document, structs: dict[str, list[RawField]], diags: list[Diagnostic]) -> None:

@@ -133,6 +133,50 @@ tasks:
             "t.yaml:7:14: error[WRONG_TYPE]: tasks.Ship.payload must be a mapping, not a list",
         ],
     ),
+    "priority_field_schema": (
+        HEAD
+        + """\
+tasks:
+  Tape:
+    kind: tape
+    priority: {feld: x}
+  Box:
+    kind: box
+    priority: [high]
+""",
+        [
+            "t.yaml:6:5: error[MISSING_KEY]: tasks.Tape.priority is missing the required key 'field'",
+            "t.yaml:6:16: error[UNKNOWN_KEY]: unknown key 'feld' in tasks.Tape.priority; did you mean "
+            "'field'?",
+            "t.yaml:9:15: error[WRONG_TYPE]: tasks.Box.priority must be a string or a mapping, not a list",
+        ],
+    ),
+    "priority_field_not_levels": (
+        HEAD
+        + """\
+tasks:
+  Ship:
+    kind: ship
+    payload:
+      rush: bool
+    priority: {field: rush}
+  Pack:
+    kind: pack
+    payload:
+      speed: {type: enum, values: [slow, high]}
+    priority: {field: speed}
+  Wrap:
+    kind: wrap
+    priority: {field: urgency}
+""",
+        [
+            "t.yaml:8:23: error[BAD_PRIORITY_FIELD]: 'rush' is bool; a priority field must be an enum "
+            "whose values are priority levels (low, normal, high, critical)",
+            "t.yaml:13:23: error[BAD_PRIORITY_FIELD]: 'speed' is an enum of slow, high; a priority "
+            "field must be an enum whose values are priority levels (low, normal, high, critical)",
+            "t.yaml:16:23: error[UNKNOWN_KEY_PATH]: 'urgency': the payload has no field 'urgency'",
+        ],
+    ),
     "format_version": (
         "venturi: 2\nmodule: shop\ntasks:\n  Ship:\n    kind: ship\n",
         ["t.yaml:1:10: error[FORMAT_VERSION]: unsupported format version 2; this venturi-gen reads "

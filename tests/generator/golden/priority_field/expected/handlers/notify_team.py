@@ -1,0 +1,21 @@
+# venturi-gen handler stub for task NotifyTeam of priority_field. This file is yours: venturi-gen never overwrites it.
+"""Handler of notify_team jobs (NotifyTeam).
+
+The notify_team task.
+"""
+
+from __future__ import annotations
+
+from priority_field.tasks import NotifyTeam
+from priority_field.worker import NotifyTeamHandlerBase
+from venturi import NoCarry
+from venturi.worker import Context, Outcome
+
+# The worker's shared state (clients, pools, settings). Replace `object` with your type, or set
+# `state: package.module:Type` in the declaration file before the stubs are created.
+State = object
+
+
+class NotifyTeamHandler(NotifyTeamHandlerBase[State]):
+    async def handle(self, task: NotifyTeam, ctx: Context[NoCarry], state: State) -> Outcome[None]:
+        raise NotImplementedError("NotifyTeamHandler.handle: handle NotifyTeam jobs here")

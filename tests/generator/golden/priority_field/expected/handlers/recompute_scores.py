@@ -1,0 +1,23 @@
+# venturi-gen handler stub for task RecomputeScores of priority_field. This file is yours: venturi-gen never overwrites it.
+"""Handler of recompute_scores jobs (RecomputeScores).
+
+The recompute_scores task.
+"""
+
+from __future__ import annotations
+
+from priority_field.tasks import RecomputeScores
+from priority_field.worker import RecomputeScoresHandlerBase
+from venturi import NoCarry
+from venturi.worker import Context, Outcome
+
+# The worker's shared state (clients, pools, settings). Replace `object` with your type, or set
+# `state: package.module:Type` in the declaration file before the stubs are created.
+State = object
+
+
+class RecomputeScoresHandler(RecomputeScoresHandlerBase[State]):
+    async def handle(
+        self, task: RecomputeScores, ctx: Context[NoCarry], state: State
+    ) -> Outcome[None]:
+        raise NotImplementedError("RecomputeScoresHandler.handle: handle RecomputeScores jobs here")
