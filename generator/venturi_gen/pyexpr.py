@@ -17,6 +17,8 @@ environment refuses to print anything else (see ``render``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from venturi_gen.model import EnumType, ListType, MapType, OptionalType, Scalar, TypeRef
 
 
@@ -35,10 +37,18 @@ def ident(name: str) -> Code:
 
 
 def literal(value: object) -> Code:
-    """``repr`` of a str, int, float, bool or None: always a literal of the same value."""
+    """``repr`` of a str, int, float, bool or None: always a literal of the same value.
+
+    Strings take black's preferred quotes (double, unless that needs more escapes) so
+    black has nothing to rewrite: its quote normalization is a large share of its cost.
+    """
     if value is not None and not isinstance(value, str | int | float | bool):
         raise TypeError(f"cannot render {type(value).__name__} as a literal")
-    return Code(repr(value))
+    text = repr(value)
+    if isinstance(value, str) and text[0] == "'" and value.count('"') <= value.count("'"):
+        # repr chose single quotes; rewrite with double quotes, escaping " instead of '.
+        text = '"' + text[1:-1].replace("\\'", "'").replace('"', '\\"') + '"'
+    return Code(text)
 
 
 def _escape_char(ch: str) -> str:
@@ -150,3 +160,25 @@ def imports_for(t: TypeRef, into: set[str]) -> None:
         imports_for(t.value, into)
     elif isinstance(t, OptionalType):
         imports_for(t.inner, into)
+
+
+#: The line length of generated code (black's, see ``formatting``).
+LINE_LENGTH = 100
+
+
+def wrap(indent: str, head: str, items: Sequence[str], tail: str) -> Code:
+    """``head`` + items + ``tail`` laid out as black lays out a bracketed list.
+
+    One line if it fits; else the items on one indented line between ``head`` and
+    ``tail``; else one item per line with a trailing comma. black still formats the
+    result — this only spares it the search, which is most of its cost on long lines.
+    """
+    one = f"{indent}{head}{', '.join(items)}{tail}"
+    if len(one) <= LINE_LENGTH:
+        return Code(one)
+    inner = indent + "    "
+    middle = f"{inner}{', '.join(items)}"
+    if len(middle) <= LINE_LENGTH:
+        return Code(f"{indent}{head}\n{middle}\n{indent}{tail}")
+    exploded = "\n".join(f"{inner}{item}," for item in items)
+    return Code(f"{indent}{head}\n{exploded}\n{indent}{tail}")

@@ -22,9 +22,10 @@ import jinja2
 
 from venturi_gen.durations import timedelta_expr
 from venturi_gen.layout import OutputKind, stub_paths
-from venturi_gen.model import Default, EnumDecl, FieldDecl, ModuleDecl, StructDecl, TaskDecl
+from venturi_gen.model import EnumDecl, FieldDecl, ModuleDecl, StructDecl, TaskDecl
 from venturi_gen.names import constant
 from venturi_gen.pyexpr import (
+    LINE_LENGTH,
     Code,
     annotation,
     codec_expr,
@@ -33,6 +34,7 @@ from venturi_gen.pyexpr import (
     ident,
     imports_for,
     literal,
+    wrap,
 )
 
 #: Bumped when generated output changes shape; written in every header (never a package version).
@@ -111,7 +113,11 @@ def import_block(by_module: dict[str, set[str]]) -> Code:
     """``from m import a, b`` lines grouped stdlib / third-party / local, as isort orders them."""
 
     def line(module: str) -> str:
-        return f"from {module} import {', '.join(sorted(by_module[module], key=_sort_key))}"
+        names = sorted(by_module[module], key=_sort_key)
+        text = f"from {module} import {', '.join(names)}"
+        if len(text) <= LINE_LENGTH:
+            return text
+        return f"from {module} import (\n" + "".join(f"    {name},\n" for name in names) + ")"
 
     modules = sorted(by_module)
     stdlib = [line(m) for m in modules if m in _STDLIB]
@@ -128,39 +134,32 @@ def header(source: str, imports: Code | None, doc: str) -> str:
     return _render("header.jinja", header=top, doc=docstring(doc, ""), imports=imports)
 
 
-def _default(d: Default | None) -> Code | None:
+def _field_line(f: FieldDecl) -> Code:
+    head = f"{ident(f.attr)}: {annotation(f.type)}"
+    d = f.default
     if d is None:
-        return None
+        return Code(f"    {head}")
     if not d.factory:
-        return Code(d.python)
+        return Code(f"    {head} = {d.python}")
     if d.python == "{}":
-        return Code("field(default_factory=dict)")
-    return Code(f"field(default_factory=lambda: {d.python})")
+        return Code(f"    {head} = field(default_factory=dict)")
+    return wrap("    ", f"{head} = field(", [f"default_factory=lambda: {d.python}"], ")")
 
 
 def _fields(fields: tuple[FieldDecl, ...]) -> list[dict[str, Any]]:
-    return [
-        {
-            "comment": comment_lines(f.doc, "    "),
-            "attr": ident(f.attr),
-            "annotation": annotation(f.type),
-            "default": _default(f.default),
-        }
-        for f in fields
-    ]
+    return [{"comment": comment_lines(f.doc, "    "), "line": _field_line(f)} for f in fields]
 
 
 def _spec(name: str, fields: tuple[FieldDecl, ...]) -> str:
-    rows = [
-        {
-            "json": literal(f.json_name),
-            "codec": codec_expr(f.type),
-            "attr": literal(f.attr) if f.attr != f.json_name else None,
-            "optional": f.default is not None,
-        }
-        for f in fields
-    ]
-    return _render("spec.jinja", s={"constant": ident(constant(name)), "fields": rows})
+    lines = []
+    for f in fields:
+        args: list[str] = [literal(f.json_name), codec_expr(f.type)]
+        if f.attr != f.json_name:
+            args.append(f"attr={literal(f.attr)}")
+        if f.default is not None:
+            args.append("required=False")
+        lines.append(wrap("    ", "codec.field(", args, "),"))
+    return _render("spec.jinja", s={"constant": ident(constant(name)), "lines": lines})
 
 
 def _struct(s: StructDecl) -> str:
@@ -171,8 +170,13 @@ def _struct(s: StructDecl) -> str:
     )
 
 
+def _attribute(path: tuple[str, ...]) -> Code:
+    return Code("self." + ".".join(ident(a) for a in path))
+
+
 def _key(paths: tuple[tuple[str, ...], ...]) -> Code:
-    return Code(", ".join("self." + ".".join(ident(a) for a in path) for path in paths))
+    """The body line of ``dedup_key`` / ``concurrency_key``."""
+    return wrap("        ", "return codec.key_text(", [_attribute(p) for p in paths], ")")
 
 
 def _task(m: ModuleDecl, t: TaskDecl) -> str:
@@ -188,10 +192,13 @@ def _task(m: ModuleDecl, t: TaskDecl) -> str:
         "timeout": Code(timedelta_expr(t.timeout_ms)) if t.timeout_ms else Code("None"),
         "retention": Code(timedelta_expr(t.retention_ms)) if t.retention_ms else Code("None"),
         "fields": _fields(t.payload),
-        "priority": Code(f"Priority.parse({_key((t.priority_field,))})")
+        "priority": Code(f"Priority.parse({_attribute(t.priority_field)})")
         if t.priority_field
         else Code(f"Priority.{ident(t.priority.upper())}"),
         "dedup": _key(t.dedup.paths) if t.dedup else None,
+        "merge_def": wrap(
+            "    ", "def merge(", ["self", f"existing: Pending[{t.name}, {carry}]"], f") -> Merge[{t.name}, {carry}]:"
+        ),
         "merge_module": ident(f"{m.layout.merges}.{t.snake}") if t.on_collision == "custom" else None,
         "policy": ident((t.on_collision or "replace").capitalize()),
         "concurrency": _key(t.concurrency.paths) if t.concurrency else None,
@@ -267,11 +274,12 @@ def worker(m: ModuleDecl) -> tuple[str, ...]:
     for t in m.tasks:
         carry = Code(f"tasks.{t.carry.name}") if t.carry else Code("NoCarry")
         output = Code(f"tasks.{t.output.name}") if t.output else Code("None")
+        params = ["self", f"task: tasks.{t.name}", f"ctx: Context[{carry}]", "state: S"]
         context = {
             "name": ident(t.name),
+            "class_line": wrap("", f"class {t.name}HandlerBase(", [f"Handler[tasks.{t.name}, {carry}, S]"], "):"),
             "doc": docstring(f"Runs {t.kind} jobs. Subclass it and implement ``handle``.", "    "),
-            "carry": carry,
-            "output": output,
+            "handle_def": wrap("    ", "async def handle(", params, f") -> Outcome[{output}]:"),
             "message": literal(f"{t.name}Handler.handle is not implemented"),
         }
         chunks.append(_render("handler_base.jinja", t=context))
@@ -312,6 +320,9 @@ def handler_stub(m: ModuleDecl, t: TaskDecl) -> tuple[str, ...]:
     if m.state is not None:
         by_module.setdefault(m.state[0], set()).add(m.state[1])
     doc = f"Handler of {t.kind} jobs ({t.name}).\n\n{t.doc}"
+    state = ident(m.state[1]) if m.state else Code("State")
+    carry = ident(t.carry.name if t.carry else "NoCarry")
+    output = ident(t.output.name) if t.output else Code("None")
     return (
         _render(
             "handler_stub.jinja",
@@ -320,9 +331,11 @@ def handler_stub(m: ModuleDecl, t: TaskDecl) -> tuple[str, ...]:
             doc=docstring(doc, ""),
             imports=import_block(by_module),
             state_import=m.state is not None,
-            state=ident(m.state[1]) if m.state else Code("State"),
-            carry=ident(t.carry.name if t.carry else "NoCarry"),
-            output=ident(t.output.name) if t.output else Code("None"),
+            class_line=wrap("", f"class {t.name}Handler(", [f"{t.name}HandlerBase[{state}]"], "):"),
+            handle_def=wrap(
+                "    ", "async def handle(", ["self", f"task: {t.name}", f"ctx: Context[{carry}]", f"state: {state}"],
+                f") -> Outcome[{output}]:",
+            ),
             message=literal(f"{t.name}Handler.handle: handle {t.name} jobs here"),
         ),
     )
@@ -333,6 +346,7 @@ def merge_stub(m: ModuleDecl, t: TaskDecl) -> tuple[str, ...]:
         f"{m.layout.package}.tasks": {t.name} | ({t.carry.name} if t.carry else set()),
         "venturi": {"Merge", "Pending"} | ({"NoCarry"} if t.carry is None else set()),
     }
+    carry = ident(t.carry.name if t.carry else "NoCarry")
     doc = (
         f"What enqueueing a {t.name} does when a pending {t.kind} job has the same dedup key.\n\n"
         "Runs in the producer, inside the enqueue transaction: keep it quick, and import only\n"
@@ -345,7 +359,10 @@ def merge_stub(m: ModuleDecl, t: TaskDecl) -> tuple[str, ...]:
             package=ident(m.layout.package),
             doc=docstring(doc, ""),
             imports=import_block(by_module),
-            carry=ident(t.carry.name if t.carry else "NoCarry"),
+            merge_def=wrap(
+                "", "def merge(", [f"task: {t.name}", f"existing: Pending[{t.name}, {carry}]"],
+                f") -> Merge[{t.name}, {carry}]:",
+            ),
             function_doc=docstring(
                 "Return Keep, Replace, Independent, or With(task, carry) to continue the pending job.",
                 "    ",

@@ -1,0 +1,162 @@
+"""Generated code and a filled-in stub pass ``mypy --strict``; a schema change breaks the stub.
+
+This is the contract that makes regeneration safe: the worker interface is
+regenerated every time, the user's stub is not, and any drift between them
+is a type error pointing into the user's file.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from .conftest import REPO, Project
+
+DECL = """
+venturi: 1
+module: shop
+state: app.state:AppState
+tasks:
+  Ship:
+    kind: ship
+    payload:
+      order_id: int
+      express: {type: bool, default: false}
+    carry:
+      attempts: {type: int, default: 0}
+    output:
+      label: string
+    dedup: {key: order_id, on_collision: custom}
+"""
+
+STATE = '''
+"""The worker state of the test application."""
+
+from __future__ import annotations
+
+
+class AppState:
+    def log(self, message: str) -> None:
+        print(message)
+'''
+
+HANDLER = '''
+"""A filled-in handler, as a user would write it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from app.state import AppState
+from shop.tasks import Ship, ShipCarry, ShipOutput
+from shop.worker import ShipHandlerBase
+from venturi.worker import Context, Outcome
+
+
+class ShipHandler(ShipHandlerBase[AppState]):
+    async def handle(self, task: Ship, ctx: Context[ShipCarry], state: AppState) -> Outcome[ShipOutput]:
+        next_order = task.order_id + 1
+        ctx.carry = replace(ctx.carry, attempts=ctx.carry.attempts + 1)
+        state.log(f"shipping {task.order_id} before {next_order}")
+        return Outcome.completed(ShipOutput(label=f"L{task.order_id}"))
+'''
+
+MERGE = '''
+"""A filled-in merge function."""
+
+from __future__ import annotations
+
+from shop.tasks import Ship, ShipCarry
+from venturi import Keep, Merge, Pending, With
+
+
+def merge(task: Ship, existing: Pending[Ship, ShipCarry]) -> Merge[Ship, ShipCarry]:
+    if existing.payload.express or not task.express:
+        return Keep
+    return With(task, existing.carry)
+'''
+
+WIRING = '''
+"""A worker wired with register_all."""
+
+from __future__ import annotations
+
+from app.state import AppState
+from handlers.ship import ShipHandler
+from shop.worker import Handlers, register_all
+from venturi.worker import Worker
+
+
+def build() -> Worker[AppState]:
+    return register_all(Worker(AppState(), "sqlite:///jobs.sqlite3"), Handlers(ship=ShipHandler()))
+'''
+
+
+_RUNS = itertools.count(1)
+
+
+def _mypy(root: Path, cache: Path) -> subprocess.CompletedProcess[str]:
+    # mypy's cache trusts whole-second mtimes plus size, and a regenerated file may differ in
+    # neither: move every mtime forward so each run sees the latest code.
+    stamp = time.time() + 10 * next(_RUNS)
+    for path in root.rglob("*.py"):
+        os.utime(path, (stamp, stamp))
+    config = root / "mypy.ini"
+    config.write_text(
+        textwrap.dedent(
+            f"""
+            [mypy]
+            strict = True
+            python_version = 3.11
+            mypy_path = {REPO / "runtime"}
+            cache_dir = {cache}
+
+            [mypy-venturi.*]
+            # The runtime is checked by the repository's own mypy run; here it is only a dependency.
+            follow_imports = silent
+            """
+        )
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "mypy", "--config-file", str(config), "shop", "handlers", "merges", "app"],
+        cwd=root, capture_output=True, text=True, check=False,
+    )
+
+
+@pytest.mark.slow
+def test_generated_code_and_filled_stubs_pass_mypy_strict_until_the_schema_changes(
+    project: Project, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    cache = tmp_path_factory.mktemp("mypy-cache")
+    project.write("tasks.venturi.yaml", DECL)
+    project.write("app/__init__.py", "")
+    project.write("app/state.py", STATE)
+    project.write("app/wiring.py", WIRING)
+    assert project.gen("tasks.venturi.yaml").code == 0
+    unfilled = _mypy(project.root, cache)
+    assert unfilled.returncode == 0, unfilled.stdout
+    project.write("handlers/ship.py", HANDLER)
+    project.write("merges/ship.py", MERGE)
+    filled = _mypy(project.root, cache)
+    assert filled.returncode == 0, filled.stdout
+
+    project.write("tasks.venturi.yaml", DECL.replace("order_id: int", "order_id: string"))
+    assert project.gen("tasks.venturi.yaml").code == 0
+    drifted = _mypy(project.root, cache)
+    assert drifted.returncode == 1
+    assert 'handlers/ship.py:15: error: Unsupported operand types for + ("str" and "int")' in drifted.stdout
+
+    project.write("tasks.venturi.yaml", DECL.replace("label: string", "label: int"))
+    assert project.gen("tasks.venturi.yaml").code == 0
+    output_drift = _mypy(project.root, cache)
+    assert output_drift.returncode == 1
+    assert "handlers/ship.py:18: error: Argument \"label\" to \"ShipOutput\" has incompatible type" in (
+        output_drift.stdout
+    )
