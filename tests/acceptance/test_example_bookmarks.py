@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from ulid import ULID
-from venturi import EnqueueOutcome, JobInfo, JobState, JournalEvent, Queue
+from venturi import CodecError, EnqueueOutcome, JobInfo, JobState, JournalEvent, Queue
 
 from examples.bookmarks import demo
 from examples.bookmarks.app import make_worker
@@ -96,3 +96,22 @@ def test_demo_prints_each_outcome(database: str, capsys: pytest.CaptureFixture[s
     assert "[gone] HTTP 410 Gone" in out
     assert "[http_503] HTTP 503" in out
     assert '"status": 200' in out and '"status": 410' in out  # the attachments
+
+
+@pytest.mark.postgres
+def test_the_fetch_commits_and_rolls_back_with_the_bookmark(pg_url: str) -> None:
+    import psycopg
+    from venturi.testing import jobs
+
+    from examples.bookmarks.producer import save_bookmark
+    from tests.pg_fixtures import ADMIN_URL
+
+    with Queue(pg_url) as queue, psycopg.connect(ADMIN_URL, autocommit=True) as db:
+        db.execute("CREATE TEMP TABLE bookmarks (id text PRIMARY KEY, user_id int, url text NOT NULL)")
+        saved = save_bookmark(db, queue, 7, "http://127.0.0.1:9/a")
+        # The INSERT succeeds, then the enqueue refuses the task (the URL is over max_length):
+        # the whole transaction rolls back, so there is no bookmark without its fetch job.
+        with pytest.raises(CodecError, match="url"):
+            save_bookmark(db, queue, 7, "http://127.0.0.1:9/" + "x" * 3000)
+        assert db.execute("SELECT id FROM bookmarks").fetchall() == [(str(saved),)]
+        assert [job.payload.bookmark_id for job in jobs(queue, FetchBookmark)] == [saved]
