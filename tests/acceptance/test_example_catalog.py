@@ -14,10 +14,16 @@ from pathlib import Path
 
 import pytest
 from venturi import EnqueueOutcome, JobInfo, JobState, JournalEvent, Queue
+from venturi.testing import run_handler
 
 from examples.catalog import demo
 from examples.catalog.app import MAX_FAILURES, make_worker
-from examples.catalog.generated.tasks import ReindexCatalog, ReindexCatalogOutput
+from examples.catalog.generated.tasks import (
+    ReindexCatalog,
+    ReindexCatalogCarry,
+    ReindexCatalogOutput,
+)
+from examples.catalog.handlers.reindex_catalog import ReindexCatalogHandler
 from examples.catalog.state import Catalog, ProductApi, SearchIndex
 from tests.acceptance.cli_fixtures import (
     REPO_ROOT,
@@ -113,3 +119,18 @@ def test_demo_shows_the_restart(database: str, capsys: pytest.CaptureFixture[str
     assert "Pages indexed, in order: 1 2 3 4 5 6 7 8 9 10" in out
     assert "Each exactly once: True; failures: 0" in out
     assert "COMPLETED after 10 runs (none failed)" in out
+
+
+async def test_the_last_page_completes_with_the_output(tmp_path: Path) -> None:
+    # venturi.testing.run_handler: one run, exactly as a worker would do it, no database.
+    state = Catalog(SearchIndex(tmp_path / "index.jsonl"))
+    result = await run_handler(
+        ReindexCatalogHandler(),
+        ReindexCatalog(catalog="books"),
+        state,
+        carry=ReindexCatalogCarry(next_page=10, products_indexed=225),
+        run_count=10,
+    )
+    assert result.completed and result.output == ReindexCatalogOutput(pages=10, products=240)
+    assert result.note == "indexed 10 pages, 240 products"
+    assert result.attachment == {"page": 10, "products": 15}

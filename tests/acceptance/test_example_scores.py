@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import pytest
 from venturi import EnqueueOutcome, JobState, JournalEvent, Priority, Queue
+from venturi.testing import assert_enqueued, drain_sync, memory_queue
 
 from examples.scores import demo
 from examples.scores.app import make_worker
 from examples.scores.generated.tasks import RecomputeScores, RecomputeScoresOutput
+from examples.scores.handlers.recompute_scores import RecomputeScoresHandler
 from examples.scores.merges import recompute_scores as merges
 from examples.scores.state import Recompute, Scoreboard
 from tests.acceptance.cli_fixtures import (
@@ -75,3 +77,14 @@ def test_demo_shows_the_merges(database: str, capsys: pytest.CaptureFixture[str]
     assert out.count("decision: with") == 2
     assert "run 1: chess, users [1, 2, 3, 4, 5] (high)" in out
     assert "run 2: go, users [7, 8] (normal)" in out
+
+
+def test_without_a_server_using_the_testing_helpers() -> None:
+    # venturi.testing: a private in-memory queue, typed assertions, and a real worker over it.
+    queue = memory_queue()
+    queue.enqueue(RecomputeScores(league="chess", user_ids=(1, 2)))
+    queue.enqueue(RecomputeScores(league="chess", user_ids=(2, 3), urgency="critical"))
+    assert_enqueued(queue, RecomputeScores, {"league": "chess", "user_ids": [1, 2, 3], "urgency": "critical"}, count=1)
+    state = Scoreboard()
+    stats = drain_sync(queue, [RecomputeScoresHandler()], state)
+    assert stats.completed == 1 and state.runs == [Recompute("chess", (1, 2, 3), "critical")]
