@@ -115,7 +115,7 @@ def heartbeat(
     if not leases:
         return set()
     current = running_tokens(conn, queries, [job_id for job_id, _ in leases])
-    held = [(job_id, token) for job_id, token in leases if current.get(job_id, (None,))[0] == token]
+    held = [(job_id, token) for job_id, token in leases if current.get(job_id) == token]
     expires = epoch(now + lease_duration)
     conn.executemany(queries["extend_lease"], [(job_id, token, expires) for job_id, token in held])
     return {job_id for job_id, _ in held}
@@ -123,7 +123,7 @@ def heartbeat(
 
 def running_tokens(
     conn: sqlite3.Connection, queries: dict[str, str], job_ids: Sequence[str]
-) -> dict[str, tuple[str, int, int]]:
-    """For the given jobs still running: job_id -> (lease_token, run_count, failure_count)."""
+) -> dict[str, str]:
+    """For the given jobs still running: job_id -> lease_token."""
     rows = conn.execute(queries["running_tokens"], (json.dumps(list(job_ids)),))
-    return {job_id: (token, run_count, failures) for job_id, token, run_count, failures in rows}
+    return dict(rows.fetchall())

@@ -2,8 +2,9 @@
 
 A batch of results costs a few ``executemany`` calls whatever its size: the
 run-ending update (``complete_run`` for completions, ``end_run`` for the
-rest), fenced in its ``WHERE`` by the lease token, and ``insert_journal`` (``executemany`` beat JSON-array statements in every
-pairing the probe measured on SQLite). Fences almost always hold, so the
+rest), fenced in its ``WHERE`` by the lease token, and ``insert_journal``
+(``executemany`` beat JSON-array statements in every pairing the probe
+measured on SQLite). Fences almost always hold, so the
 batch is applied optimistically inside a savepoint: when the number of rows
 changed says some fence failed, the savepoint is rolled back and the batch
 applied again, one result at a time, after reading the current tokens, so
@@ -26,8 +27,7 @@ from venturi.storage.sqlite._rows import EpochMemo, epoch, journal_params
 LEASE_EXPIRED = "lease_expired"
 BACKSTOP_REACHED = "backstop_reached"
 
-_STATE = {
-    Resolution.COMPLETED: "completed",
+_STATE = {  # for end_run; completions go through complete_run
     Resolution.PAUSED: "pending",
     Resolution.RETRY: "pending",
     Resolution.RELEASED: "pending",
@@ -81,8 +81,7 @@ def _finish_checked(
     current = running_tokens(conn, queries, [r.job_id for r in results])
     held: list[bool] = []
     for result in results:
-        token = current.get(result.job_id)
-        if token is None or token[0] != result.lease_token:
+        if current.get(result.job_id) != result.lease_token:
             held.append(False)
             continue
         # A second result for the same job in one batch meets a spent lease.

@@ -94,37 +94,26 @@ def stats(
     now: datetime,
     windows_minutes: Sequence[int],
 ) -> list[KindStats]:
-    by_kind: dict[str, KindStats] = {}
-
-    def of(kind: str) -> KindStats:
-        found = by_kind.get(kind)
-        if found is None:
-            found = by_kind[kind] = KindStats(
-                kind=kind, finished_last_minutes=dict.fromkeys(windows_minutes, 0)
-            )
-        return found
-
-    oldest: dict[str, float] = {}
+    counts: dict[str, dict[JobState, int]] = {}
+    oldest: dict[str, datetime] = {}
+    finished: dict[str, dict[int, int]] = {}
     for kind, state, count, min_created in conn.execute(queries["counts_by_kind_and_state"]):
-        of(kind).counts[JobState(state)] = count
+        counts.setdefault(kind, {})[JobState(state)] = count
         if state == "pending":
-            oldest[kind] = min_created
+            oldest[kind] = from_epoch(min_created)
     if windows_minutes:
         cutoffs = {str(m): epoch(now - timedelta(minutes=m)) for m in windows_minutes}
         for kind, minutes, count in conn.execute(queries["finished_since"], (json.dumps(cutoffs),)):
-            of(kind).finished_last_minutes[minutes] = count
-    result = []
-    for kind in sorted(by_kind):
-        entry = by_kind[kind]
-        if kind in oldest:
-            entry = KindStats(
-                kind=kind,
-                counts=entry.counts,
-                oldest_pending_at=from_epoch(oldest[kind]),
-                finished_last_minutes=entry.finished_last_minutes,
-            )
-        result.append(entry)
-    return result
+            finished.setdefault(kind, {})[minutes] = count
+    return [
+        KindStats(
+            kind=kind,
+            counts=counts.get(kind, {}),
+            oldest_pending_at=oldest.get(kind),
+            finished_last_minutes={m: finished.get(kind, {}).get(m, 0) for m in windows_minutes},
+        )
+        for kind in sorted(counts.keys() | finished.keys())
+    ]
 
 
 def pending_counts_by_kind(conn: sqlite3.Connection, queries: dict[str, str]) -> dict[str, int]:

@@ -32,10 +32,6 @@ def epoch(value: datetime) -> float:
     return value.timestamp()
 
 
-def optional_epoch(value: datetime | None) -> float | None:
-    return None if value is None else epoch(value)
-
-
 class EpochMemo:
     """``epoch`` for a batch whose datetimes are mostly one and the same object.
 

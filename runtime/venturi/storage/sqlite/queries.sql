@@ -99,8 +99,8 @@ RETURNING id, kind, queue, priority, payload, carry, run_count, failure_count,
 
 -- name: running_tokens
 -- The lease tokens of the given jobs that are still running, read once per
--- batch so that each result's fence is known without a statement per job.
-SELECT id, lease_token, run_count, failure_count
+-- batch (heartbeat; finish when a fence failed) rather than once per job.
+SELECT id, lease_token
 FROM jobs
 WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'running'
 
