@@ -1,10 +1,14 @@
 """The ``.venturi-cache/`` directory: formatted chunks and the manifest of the last good run.
 
-Two files, both pure accelerators (delete the directory at any time; the
+Three files, all pure accelerators (delete the directory at any time; the
 next run is just slower, never different):
 
 - ``chunks.json`` — black's output by chunk content hash, under the black
   version and mode that produced it;
+- ``inputs.json`` — per declaration file that passed every check, keyed by
+  the generator and the file's path and bytes: the facts cross-file checks
+  need, its warnings, and its formatted outputs. An unchanged file is neither
+  parsed nor rendered again;
 - ``manifest.json`` — for the last successful run: a key over every input's
   bytes and over the generator itself (its source, templates, schema and the
   black version), the SHA-256 of every generated file, the stub paths and the
@@ -29,6 +33,7 @@ from typing import Any
 
 DIRECTORY = ".venturi-cache"
 _CHUNK_LIMIT = 100_000  # entries kept in chunks.json; far more than any real project needs
+_INPUT_LIMIT = 2_000  # declaration files kept in inputs.json
 
 
 def sha256(data: bytes) -> str:
@@ -54,6 +59,11 @@ def generator_fingerprint() -> str:
         with contextlib.suppress(OSError):
             digest.update(path.read_bytes())
     return digest.hexdigest()
+
+
+def input_key(display: str, content: bytes) -> str:
+    """Key of one input's cached results: the generator, its path from the root, its bytes."""
+    return sha256(f"{generator_fingerprint()}\0{display}\0{sha256(content)}".encode())
 
 
 def run_key(inputs: list[tuple[str, bytes]], options: str) -> str:
@@ -109,6 +119,21 @@ class Cache:
             kept = dict(list(kept.items())[-max(_CHUNK_LIMIT - len(used), 0) :])
         kept.update({k: chunks[k] for k in used if k in chunks})
         self._write("chunks.json", {"mode": mode, "chunks": kept})
+
+    def inputs(self) -> dict[str, dict[str, Any]]:
+        """Per-input results of earlier good runs: facts, warnings and formatted outputs."""
+        document = self._read("inputs.json")
+        return document if isinstance(document, dict) else {}
+
+    def save_inputs(self, used: dict[str, dict[str, Any]]) -> None:
+        # Keep this run's inputs, plus older entries (other checkouts' inputs) up to a bound.
+        old = self.inputs()
+        older = [(k, v) for k, v in old.items() if k not in used]
+        room = max(_INPUT_LIMIT - len(used), 0)
+        kept = dict(older[len(older) - room :] if room else [])
+        kept.update(used)
+        if kept != old:
+            self._write("inputs.json", kept)
 
     def manifest(self) -> dict[str, Any] | None:
         document = self._read("manifest.json")

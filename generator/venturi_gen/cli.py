@@ -32,6 +32,8 @@ from venturi_gen.diagnostics import Severity, dumps_json, github_command, github
 if TYPE_CHECKING:
     from venturi_gen.pipeline import RunResult
 
+_LISTED = 25  # files listed by name after a generation
+
 _EPILOG = """\
 exit status: 0 ok, 1 declaration errors or stale output (--check), 2 usage or internal error.
 Reference of the declaration format: docs/declarations.md. JSON Schema: `venturi-gen schema --path`.
@@ -148,10 +150,8 @@ def _report_text(result: RunResult, check: bool, fix: str, patterns: tuple[str, 
         print(f"{prefix}: {len(result.stale)} generated file(s) out of date or missing ({names}); "
               f"run `{fix}` to update them", file=err)
         return
-    for path in result.written:
-        print(f"  wrote {path}", file=err)
-    for path in result.created:
-        print(f"  created {path} (yours to edit; never overwritten)", file=err)
+    _listing("wrote", result.written, "", err)
+    _listing("created", result.created, " (yours to edit; never overwritten)", err)
     files = len(result.inputs)
     what = f"{files} declaration file{'s' if files != 1 else ''}"
     if check:
@@ -161,6 +161,14 @@ def _report_text(result: RunResult, check: bool, fix: str, patterns: tuple[str, 
               f"{result.unchanged} unchanged ({what})", file=err)
     else:
         print(f"{prefix}: up to date ({what})", file=err)
+
+
+def _listing(verb: str, paths: list[str], note: str, err: TextIO) -> None:
+    """One line per file, up to a screenful: a big first run should not flood a CI log."""
+    for path in paths[:_LISTED]:
+        print(f"  {verb} {path}{note}", file=err)
+    if len(paths) > _LISTED:
+        print(f"  {verb} {len(paths) - _LISTED} more file(s)", file=err)
 
 
 def _report_json(result: RunResult, check: bool) -> None:

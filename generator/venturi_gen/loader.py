@@ -9,7 +9,8 @@ node by its path, and reports:
 
 - ``YAML_SYNTAX`` — the parser's own error, at the parser's position;
 - ``YAML_DUPLICATE_KEY`` — the second occurrence of a key (the first one wins);
-- ``YAML_UNSUPPORTED`` — aliases, merge keys (``<<``), custom tags, non-string keys;
+- ``YAML_UNSUPPORTED`` — aliases (at the key that uses one), merge keys (``<<``), custom
+  tags, non-string keys;
 - ``YAML_TYPE_TRAP`` — an unquoted key that YAML 1.1 reads as a boolean, number or null.
 
 Values a *declared type* makes suspicious (``no`` where a string is expected)
@@ -82,22 +83,14 @@ class Document:
 
 def is_trap(node: Node | None) -> str | None:
     """If ``node`` is an unquoted scalar YAML 1.1 reads as a non-string, what it became."""
-    if not isinstance(node, ScalarNode) or node.style is not None:
+    # Plain style is None from PyYAML's Python composer and "" from libyaml's.
+    if not isinstance(node, ScalarNode) or node.style not in (None, ""):
         return None
     return _TRAP_NAMES.get(node.tag)
 
 
-class _Loader(yaml.SafeLoader):
-    """SafeLoader that records aliases (which ``compose`` would otherwise resolve silently)."""
-
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self.alias_marks: list[yaml.Mark] = []
-
-    def compose_node(self, parent: Node | None, index: Any) -> Node | None:
-        if self.check_event(yaml.AliasEvent):
-            self.alias_marks.append(self.peek_event().start_mark)  # type: ignore[no-untyped-call]
-        return super().compose_node(parent, index)
+# libyaml's composer when PyYAML was built with it: several times faster than pure Python.
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _line_col(text: str, offset: int) -> tuple[int, int]:
@@ -134,14 +127,6 @@ def load(file: str, content: bytes) -> Document:
         return doc
     finally:
         loader.dispose()
-    for mark in loader.alias_marks:
-        doc.diagnostics.append(
-            Diagnostic(
-                file, mark.line + 1, mark.column + 1, "YAML_UNSUPPORTED",
-                "YAML aliases (*name) are not supported; declare a named type under `types:` "
-                "to reuse a shape",
-            )
-        )
     if root is None:
         doc.diagnostics.append(
             Diagnostic(file, 1, 1, "EMPTY_FILE", "the file is empty; expected `venturi: 1`, "
@@ -158,6 +143,8 @@ class _Builder:
         self.doc = doc
         self.constructor = SafeConstructor()
         self.stack: set[int] = set()
+        self.seen: set[int] = set()
+        self.aliased = 0  # > 0 while expanding an alias: its inner nodes are not reported again
         self.built = 0
 
     def _report(self, node: Node, code: str, message: str) -> None:
@@ -168,12 +155,22 @@ class _Builder:
 
     def build(self, node: Node, path: Path, key: Node | None) -> Any:
         self.doc.index[path] = Entry(key, node)
-        # Aliases are already reported; they are still expanded so that no second error
-        # follows from a missing value, but never into a cycle or past a sane size.
+        alias = id(node) in self.seen and not self.aliased
+        if alias:
+            # The composer resolved an alias to the anchored node. Report it where it is used,
+            # and still expand it (so that no second error follows from a missing value), but
+            # never into a cycle or past a sane size.
+            self._report(
+                key or node, "YAML_UNSUPPORTED",
+                "YAML aliases (*name) are not supported; declare a named type under `types:` "
+                "to reuse a shape",
+            )
+        self.seen.add(id(node))
         self.built += 1
         if id(node) in self.stack or self.built > _MAX_NODES:
             return None
         self.stack.add(id(node))
+        self.aliased += alias
         try:
             if isinstance(node, MappingNode):
                 return self._mapping(node, path)
@@ -182,6 +179,7 @@ class _Builder:
             return self._scalar(node)
         finally:
             self.stack.discard(id(node))
+            self.aliased -= alias
 
     def _scalar(self, node: Node) -> Any:
         try:

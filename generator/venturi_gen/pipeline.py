@@ -10,9 +10,11 @@ The order is what makes a run safe:
    missing stubs created, existing stubs never opened for writing. With
    ``check``, nothing is written and the differences are returned instead.
 
-A run whose inputs and generator are byte-identical to the last good run,
-and whose outputs on disk still have the recorded hashes, is answered from
-the cache manifest without any of the above (see ``cache``).
+Two caches (see ``cache``) skip work without changing the result: a run whose
+inputs, generator and outputs are all unchanged is answered from the
+manifest; otherwise an input whose bytes are unchanged since a good run
+reuses its facts and formatted outputs, and only changed inputs are parsed,
+rendered and formatted.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from venturi_gen.cache import Cache, run_key, sha256
+from venturi_gen.cache import Cache, input_key, run_key, sha256
 from venturi_gen.check import Stale, unified
 from venturi_gen.config import Config, ConfigError
 from venturi_gen.diagnostics import Diagnostic, Severity, has_errors, sort_unique
@@ -47,11 +49,18 @@ class RunResult:
 
 @dataclass(frozen=True, slots=True)
 class _Output:
-    path: Path
     display: str
     kind: OutputKind
-    content: str
-    stub_marker: tuple[str, str, str] | None = None  # (role, task, package) for stubs
+    content: str | None  # None: an existing stub, not rendered in this run
+    marker: tuple[str, str, str] | None = None  # (role, task, package) of a stub
+
+    def to_json(self) -> list[Any]:
+        return [self.display, self.kind.value, self.content, list(self.marker) if self.marker else None]
+
+    @classmethod
+    def from_json(cls, data: list[Any]) -> _Output:
+        marker = (str(data[3][0]), str(data[3][1]), str(data[3][2])) if data[3] else None
+        return cls(data[0], OutputKind(data[1]), data[2], marker)
 
 
 def run(config: Config, files: list[Path], *, check: bool, use_cache: bool = True) -> RunResult:
@@ -77,12 +86,16 @@ def run(config: Config, files: list[Path], *, check: bool, use_cache: bool = Tru
     outputs, warnings, stub_dirs = generated
     _apply(outputs, root, check=check, result=result)
     stubs = [o for o in outputs if o.kind is OutputKind.STUB]
-    expected = [list(o.stub_marker) for o in stubs if o.stub_marker is not None]
+    expected = [list(o.marker) for o in stubs if o.marker is not None]
     result.diagnostics = sort_unique([*warnings, *_orphans(stub_dirs, expected, root)])
     cache.save_manifest(
         {
             "key": key,
-            "generated": {o.display: sha256(o.content.encode()) for o in outputs if o.kind is OutputKind.GENERATED},
+            "generated": {
+                o.display: sha256(o.content.encode())
+                for o in outputs
+                if o.kind is OutputKind.GENERATED and o.content is not None
+            },
             "stubs": [o.display for o in stubs],
             "stub_markers": expected,
             "stub_dirs": stub_dirs,
@@ -92,6 +105,15 @@ def run(config: Config, files: list[Path], *, check: bool, use_cache: bool = Tru
     return result
 
 
+def _usable(entry: dict[str, Any], root: Path) -> bool:
+    """A cached input is usable unless a stub it did not render has disappeared since."""
+    return all(
+        item[2] is not None or (root / item[0]).exists()
+        for item in entry["outputs"]
+        if item[1] == OutputKind.STUB.value
+    )
+
+
 def _generate(
     inputs: list[tuple[str, Path, bytes]], root: Path, cache: Cache, result: RunResult
 ) -> tuple[list[_Output], list[Diagnostic], list[str]] | None:
@@ -99,54 +121,79 @@ def _generate(
 
     Returns the outputs, the warnings, and the stub directories (for orphan detection).
     """
-    from venturi_gen import formatting, loader, project, render, schema_check, semantic
+    from venturi_gen import frontend, project
 
+    entries = cache.inputs()
+    used: dict[str, dict[str, Any]] = {}
     diagnostics: list[Diagnostic] = []
-    valid = []
+    facts: list[tuple[str, frontend.Facts]] = []
+    fresh: list[tuple[str, frontend.Checked]] = []
     for display, path, content in inputs:
-        doc = loader.load(display, content)
-        diagnostics.extend(doc.diagnostics)
-        if doc.data is None:
+        key = input_key(display, content)
+        entry = entries.get(key)
+        if entry is not None and _usable(entry, root):
+            used[key] = entry
+            facts.append((display, frontend.Facts.from_json(entry["facts"])))
+            diagnostics.extend(Diagnostic.from_json(d) for d in entry["warnings"])
             continue
-        schema_errors = schema_check.validate(doc)
-        diagnostics.extend(schema_errors)
-        if not schema_errors:
-            valid.append((doc, path))
-    diagnostics.extend(project.check_kinds([doc for doc, _ in valid]))
-    modules = []
-    for doc, path in valid:
-        module, found = semantic.build_module(doc, path)
-        diagnostics.extend(found)
-        if module is not None:
-            modules.append((module, doc))
-    diagnostics.extend(project.check_outputs(modules, root))
+        checked = frontend.check_file(display, path, content, root)
+        diagnostics.extend(checked.diagnostics)
+        facts.append((display, checked.facts))
+        fresh.append((key, checked))
+    diagnostics.extend(project.check_kinds(facts))
+    diagnostics.extend(project.check_outputs(facts))
     if has_errors(diagnostics):
         result.diagnostics = sort_unique(diagnostics)
         return None
-    rendered = [r for module, _ in modules for r in render.render(module)]
+    used.update(_render(fresh, root, cache))
+    outputs = [_Output.from_json(item) for entry in used.values() for item in entry["outputs"]]
+    outputs.sort(key=lambda o: o.display)
+    cache.save_inputs(used)
+    stub_dirs = sorted({d for entry in used.values() for d in entry["stub_dirs"]})
+    return outputs, [d for d in diagnostics if d.severity is Severity.WARNING], stub_dirs
+
+
+def _render(fresh: list[tuple[str, Any]], root: Path, cache: Cache) -> dict[str, dict[str, Any]]:
+    """Render checked modules and format them all at once; one cache entry per input."""
+    from venturi_gen import formatting, render
+
+    rendered = {key: render.render(checked.module) for key, checked in fresh}
     # Existing stubs are never written, so they need no formatting either.
-    wanted = [r for r in rendered if r.kind is OutputKind.GENERATED or not r.path.exists()]
-    wanted_ids = {id(r) for r in wanted}
+    wanted = {id(r) for files in rendered.values() for r in files if r.kind is OutputKind.GENERATED or not r.path.exists()}
+    chunks = [c for files in rendered.values() for r in files if id(r) in wanted for c in r.chunks]
     mode = formatting.mode_fingerprint()
     chunk_cache = cache.chunks(mode)
-    formatted = formatting.format_all((c for r in wanted for c in r.chunks), chunk_cache)
-    cache.save_chunks(mode, chunk_cache, {formatting.chunk_key(c) for r in wanted for c in r.chunks})
-    outputs = []
-    for r in rendered:
-        text = formatting.join(formatted[c] for c in r.chunks) if id(r) in wanted_ids else ""
-        outputs.append(_Output(r.path, display_path(r.path, root), r.kind, text, r.stub_marker))
-    stub_dirs = sorted(
-        {display_path(d, root) for m, _ in modules for d in (m.layout.handlers_dir, m.layout.merges_dir)}
-    )
-    return outputs, [d for d in diagnostics if d.severity is Severity.WARNING], stub_dirs
+    formatted = formatting.format_all(chunks, chunk_cache)
+    cache.save_chunks(mode, chunk_cache, {formatting.chunk_key(c) for c in chunks})
+    entries = {}
+    for key, checked in fresh:
+        outputs = [
+            _Output(
+                display_path(r.path, root),
+                r.kind,
+                formatting.join(formatted[c] for c in r.chunks) if id(r) in wanted else None,
+                r.stub_marker,
+            )
+            for r in rendered[key]
+        ]
+        layout = checked.module.layout
+        entries[key] = {
+            "facts": checked.facts.to_json(),
+            "warnings": [d.to_json() for d in checked.diagnostics if d.severity is Severity.WARNING],
+            "outputs": [o.to_json() for o in outputs],
+            "stub_dirs": sorted({display_path(d, root) for d in (layout.handlers_dir, layout.merges_dir)}),
+        }
+    return entries
 
 
 def _apply(outputs: list[_Output], root: Path, *, check: bool, result: RunResult) -> None:
     from venturi_gen import writer
 
     for output in outputs:
+        path = root / output.display
         if output.kind is OutputKind.GENERATED:
-            old = writer.read_text(output.path)
+            assert output.content is not None
+            old = writer.read_text(path)
             if old == output.content:
                 result.unchanged += 1
                 continue
@@ -154,20 +201,18 @@ def _apply(outputs: list[_Output], root: Path, *, check: bool, result: RunResult
                 status = "missing" if old is None else "modified"
                 result.stale.append(Stale(output.display, status, unified(output.display, old, output.content)))
             else:
-                writer.write_atomic(output.path, output.content)
+                writer.write_atomic(path, output.content)
                 result.written.append(output.display)
-        elif not output.path.exists():
-            if check:
-                result.stale.append(Stale(output.display, "missing", unified(output.display, None, output.content)))
-                continue
-            directory = output.path.parent
-            new_directory = not directory.exists()
-            if writer.create_new(output.path, output.content):
-                result.created.append(output.display)
-            if new_directory and writer.create_new(directory / "__init__.py", _STUB_PACKAGE_INIT):
-                result.created.append(display_path(directory / "__init__.py", root))
-        else:
+        elif output.content is None or path.exists():
             result.unchanged += 1
+        elif check:
+            result.stale.append(Stale(output.display, "missing", unified(output.display, None, output.content)))
+        else:
+            new_directory = not path.parent.exists()
+            if writer.create_new(path, output.content):
+                result.created.append(output.display)
+            if new_directory and writer.create_new(path.parent / "__init__.py", _STUB_PACKAGE_INIT):
+                result.created.append(display_path(path.parent / "__init__.py", root))
 
 
 def _orphans(stub_dirs: list[str], expected: list[list[str]], root: Path) -> list[Diagnostic]:

@@ -4,37 +4,57 @@ A kind is the identity of a task in storage, so two tasks with one kind
 would route each other's jobs; the runtime also refuses it at import, but
 far too late. Output collisions (two files declaring the same package, or two
 tasks sharing a stub path) would make one file's output overwrite another's.
+Both work on ``frontend.Facts``, so cached files take part without a parse.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from venturi_gen.diagnostics import Diagnostic
-from venturi_gen.layout import display_path, stub_paths
-from venturi_gen.loader import Document
+from venturi_gen.layout import stub_paths
 from venturi_gen.loader import Path as YamlPath
 from venturi_gen.model import ModuleDecl
 
+if TYPE_CHECKING:
+    from venturi_gen.frontend import Facts
 
-def check_kinds(docs: list[Document]) -> list[Diagnostic]:
-    seen: dict[str, tuple[Document, str, YamlPath]] = {}
+
+def check_kinds(files: Sequence[tuple[str, Facts]]) -> list[Diagnostic]:
+    seen: dict[str, tuple[str, str, int, int]] = {}
     out = []
-    for doc in docs:
-        for name, spec in doc.data["tasks"].items():
-            kind = spec["kind"]
-            path: YamlPath = ("tasks", name, "kind")
-            first = seen.get(kind)
-            if first is None:
-                seen[kind] = (doc, name, path)
+    for file, facts in files:
+        for kind, task, line, column in facts.kinds:
+            first = seen.setdefault(kind, (file, task, line, column))
+            if first[0] == file and first[1] == task:
                 continue
-            other, other_name, other_path = first
-            line, column = other.position(other_path)
+            other_file, other_task, other_line, other_column = first
             out.append(
-                doc.error(
-                    path, "DUPLICATE_KIND",
-                    f"kind {kind!r} is already used by task {other_name} ({other.file}:{line}:{column}); "
-                    "every task needs its own kind",
+                Diagnostic(
+                    file, line, column, "DUPLICATE_KIND",
+                    f"kind {kind!r} is already used by task {other_task} "
+                    f"({other_file}:{other_line}:{other_column}); every task needs its own kind",
+                )
+            )
+    return out
+
+
+def check_outputs(files: Sequence[tuple[str, Facts]]) -> list[Diagnostic]:
+    owners: dict[str, tuple[str, int, int]] = {}
+    out = []
+    for file, facts in files:
+        for written, line, column in facts.writes:
+            first = owners.setdefault(written, (file, line, column))
+            if first == (file, line, column):
+                continue
+            other_file, other_line, other_column = first
+            out.append(
+                Diagnostic(
+                    file, line, column, "OUTPUT_CONFLICT",
+                    f"this would write {written}, which {other_file}:{other_line}:{other_column} also "
+                    "writes; use another module name, task name or stub package",
                 )
             )
     return out
@@ -52,25 +72,3 @@ def outputs(m: ModuleDecl) -> list[tuple[Path, YamlPath]]:
         if merge is not None:
             result.append((merge, ("tasks", t.name)))
     return result
-
-
-def check_outputs(modules: list[tuple[ModuleDecl, Document]], root: Path) -> list[Diagnostic]:
-    owners: dict[Path, tuple[Document, YamlPath]] = {}
-    out = []
-    for m, doc in modules:
-        for path, origin in outputs(m):
-            first = owners.get(path)
-            if first is None:
-                owners[path] = (doc, origin)
-                continue
-            other, other_origin = first
-            line, column = other.position(other_origin, key=other_origin[0] == "tasks")
-            out.append(
-                doc.error(
-                    origin, "OUTPUT_CONFLICT",
-                    f"this would write {display_path(path, root)}, which {other.file}:{line}:{column} "
-                    "also writes; use another module name, task name or stub package",
-                    key=origin[0] == "tasks",
-                )
-            )
-    return out
