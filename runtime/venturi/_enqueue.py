@@ -58,6 +58,19 @@ def _kind_of(task: Task[Any]) -> str:
     return kind
 
 
+#: The JSON of each task class's fresh carry. Carries are frozen values whose defaults are
+#: fixed by their class, so a class's fresh carry always encodes the same way.
+_FRESH_CARRY_JSON: dict[type[Any], str] = {}
+
+
+def fresh_carry_json(cls: type[Task[Any]]) -> str:
+    text = _FRESH_CARRY_JSON.get(cls)
+    if text is None:
+        text = codec.dumps(cls.new_carry().to_json(), what="carry")
+        _FRESH_CARRY_JSON[cls] = text
+    return text
+
+
 def build_request(
     task: Task[Any],
     *,
@@ -76,7 +89,7 @@ def build_request(
         queue=queue or cls.QUEUE,
         priority=int(task.priority()),
         payload=codec.dumps(task.to_json()),
-        carry=codec.dumps(cls.new_carry().to_json(), what="carry"),
+        carry=fresh_carry_json(cls),
         dedup_key=dedup_key,
         concurrency_key=task.concurrency_key(),
         run_at=resolve_run_at(now, run_at, delay),
@@ -109,7 +122,7 @@ def _decider(task: Task[Any], now: datetime) -> Any:
             return MergeAction(
                 MergeKind.REPLACE,
                 payload=codec.dumps(task.to_json()),
-                carry=codec.dumps(cls.new_carry().to_json(), what="carry"),
+                carry=fresh_carry_json(cls),
                 priority=int(task.priority()),
                 journal_entry=entry,
             )

@@ -44,16 +44,27 @@ class PayloadTooLarge(CodecError):
     """An encoded document above ``MAX_ENCODED_BYTES``."""
 
 
+# One encoder for every call: json.dumps with arguments builds a new encoder each time.
+_ENCODER = json.JSONEncoder(
+    separators=(",", ":"), sort_keys=True, ensure_ascii=False, allow_nan=False
+)
+
+
 def dumps(value: Any, *, what: str = "payload", limit: int = MAX_ENCODED_BYTES) -> str:
     """Compact, key-sorted JSON text; raises ``PayloadTooLarge`` above ``limit`` bytes."""
-    text = json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False, allow_nan=False)
-    size = len(text.encode())
-    if size > limit:
-        raise PayloadTooLarge(
-            "$",
-            f"encoded {what} is {size} bytes, above the limit of {limit} bytes; "
-            "store large data elsewhere and enqueue a reference to it",
-        )
+    try:
+        text = _ENCODER.encode(value)
+    except ValueError as exc:  # NaN or Infinity
+        raise CodecError("$", f"{what} is not valid JSON: {exc}") from None
+    # UTF-8 needs at most 4 bytes per character: short texts cannot exceed the limit.
+    if len(text) * 4 > limit:
+        size = len(text.encode())
+        if size > limit:
+            raise PayloadTooLarge(
+                "$",
+                f"encoded {what} is {size} bytes, above the limit of {limit} bytes; "
+                "store large data elsewhere and enqueue a reference to it",
+            )
     return text
 
 
