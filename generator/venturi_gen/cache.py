@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import importlib.util
 import json
 import os
 import tempfile
@@ -54,6 +55,12 @@ def generator_fingerprint() -> str:
         files.append(Path(str(resources.files("venturi_gen.schemas").joinpath("venturi-tasks.schema.json"))))
     except (ImportError, FileNotFoundError):  # pragma: no cover - a broken install; the run fails later
         pass
+    # The runtime constants the generator reads (priority levels, the reserved kind prefix).
+    # find_spec of a top-level package locates it without importing it.
+    runtime = importlib.util.find_spec("venturi")
+    if runtime is not None and runtime.submodule_search_locations:
+        location = Path(next(iter(runtime.submodule_search_locations)))
+        files.extend([location / "_priority.py", location / "_task.py"])
     for path in files:
         digest.update(path.name.encode() + b"\0")
         with contextlib.suppress(OSError):

@@ -19,7 +19,6 @@ import importlib
 import os
 import sys
 from collections.abc import Iterable, MutableMapping
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 #: black's settings for generated code, whatever the project around it says.
@@ -96,6 +95,8 @@ def format_all(chunks: Iterable[str], cache: MutableMapping[str, str]) -> dict[s
     if lines >= _POOL_MIN_LINES and workers > 1:
         formatted: list[str] = []
         batches = _batches(todo, workers)
+        from concurrent.futures import ProcessPoolExecutor
+
         context = None
         if sys.platform == "linux":
             import multiprocessing
