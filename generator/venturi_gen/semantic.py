@@ -54,14 +54,16 @@ def normalize_doc(text: str | None) -> str | None:
     if text is None:
         return None
     lines = [line.rstrip(" ") for line in text.split("\n")]
-    rest = lines[1:]
-    indent = min((len(line) - len(line.lstrip(" ")) for line in rest if line), default=0)
-    lines = [lines[0].lstrip(" "), *(line[indent:] for line in rest)]
-    while lines and not lines[0]:
+    while lines and not lines[0].strip(" "):
         lines.pop(0)
     while lines and not lines[-1]:
         lines.pop()
-    return "\n".join(lines) or None
+    if not lines:
+        return None
+    # As black (and PEP 257) do: the first line is stripped, the others lose their common indent.
+    rest = lines[1:]
+    indent = min((len(line) - len(line.lstrip(" ")) for line in rest if line), default=0)
+    return "\n".join([lines[0].lstrip(" "), *(line[indent:] for line in rest)])
 
 
 def _value_at(data: Any, path: Path) -> Any:
