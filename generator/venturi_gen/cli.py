@@ -32,6 +32,8 @@ from venturi_gen.diagnostics import Severity, dumps_json, github_command, github
 if TYPE_CHECKING:
     from venturi_gen.pipeline import RunResult
 
+#: What the `gen` extra installs: imported lazily, so the runtime never needs them.
+_GEN_DEPENDENCIES = frozenset({"yaml", "jinja2", "jsonschema", "black"})
 _LISTED = 25  # files listed by name after a generation
 
 _EPILOG = """\
@@ -89,6 +91,12 @@ def main(argv: list[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 2
     except ConfigError as exc:
         print(f"venturi-gen: error: {exc}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as exc:
+        if exc.name not in _GEN_DEPENDENCIES:
+            raise
+        print(f"venturi-gen: error: {exc.name} is not installed; venturi-gen needs the `gen` extra: "
+              "pip install 'venturi[gen]'", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("venturi-gen: interrupted; every file is either untouched or complete", file=sys.stderr)

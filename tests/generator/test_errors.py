@@ -523,3 +523,16 @@ def test_bad_configuration_exits_2(project: Project) -> None:
     result = project.gen()
     assert result.code == 2
     assert "[tool.venturi] inputs must be a list of glob patterns" in result.err
+
+
+def test_missing_generator_dependencies_name_the_extra(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    project.write("t.yaml", HEAD + "tasks:\n  Ship:\n    kind: ship\n")
+    import venturi_gen.pipeline
+
+    def without_yaml(*args: object, **kwargs: object) -> None:
+        raise ModuleNotFoundError("No module named 'yaml'", name="yaml")
+
+    monkeypatch.setattr(venturi_gen.pipeline, "run", without_yaml)
+    result = project.gen("t.yaml")
+    assert result.code == 2
+    assert "yaml is not installed; venturi-gen needs the `gen` extra: pip install 'venturi[gen]'" in result.err
