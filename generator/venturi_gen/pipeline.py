@@ -21,13 +21,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from venturi_gen.cache import Cache, input_key, run_key, sha256
 from venturi_gen.check import Stale, unified
 from venturi_gen.config import Config, ConfigError
 from venturi_gen.diagnostics import Diagnostic, Severity, has_errors, sort_unique
 from venturi_gen.layout import OutputKind, display_path
+
+if TYPE_CHECKING:
+    from venturi_gen.frontend import Checked
 
 _STUB_PACKAGE_INIT = '"""Your modules for venturi tasks; venturi-gen creates stubs here, never overwrites them."""\n'
 
@@ -153,11 +156,15 @@ def _generate(
     return outputs, [d for d in diagnostics if d.severity is Severity.WARNING], stub_dirs
 
 
-def _render(fresh: list[tuple[str, Any]], root: Path, cache: Cache) -> dict[str, dict[str, Any]]:
+def _render(fresh: list[tuple[str, Checked]], root: Path, cache: Cache) -> dict[str, dict[str, Any]]:
     """Render checked modules and format them all at once; one cache entry per input."""
     from venturi_gen import formatting, render
 
-    rendered = {key: render.render(checked.module) for key, checked in fresh}
+    modules = {}
+    for key, checked in fresh:
+        assert checked.module is not None, "a file without errors has a model"
+        modules[key] = checked.module
+    rendered = {key: render.render(module) for key, module in modules.items()}
     # Existing stubs are never written, so they need no formatting either.
     wanted = {id(r) for files in rendered.values() for r in files if r.kind is OutputKind.GENERATED or not r.path.exists()}
     chunks = [c for files in rendered.values() for r in files if id(r) in wanted for c in r.chunks]
@@ -176,7 +183,7 @@ def _render(fresh: list[tuple[str, Any]], root: Path, cache: Cache) -> dict[str,
             )
             for r in rendered[key]
         ]
-        layout = checked.module.layout
+        layout = modules[key].layout
         entries[key] = {
             "facts": checked.facts.to_json(),
             "warnings": [d.to_json() for d in checked.diagnostics if d.severity is Severity.WARNING],

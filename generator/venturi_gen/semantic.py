@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path as FsPath
-from typing import Any
+from typing import Any, Protocol
 
 from venturi._priority import Priority
 from venturi._task import RESERVED_KIND_PREFIX
@@ -64,6 +64,12 @@ def normalize_doc(text: str | None) -> str | None:
     rest = lines[1:]
     indent = min((len(line) - len(line.lstrip(" ")) for line in rest if line), default=0)
     return "\n".join([lines[0].lstrip(" "), *(line[indent:] for line in rest)])
+
+
+class _Finish(Protocol):
+    """Pass two over a list of fields: defaults checked, ``FieldDecl`` built."""
+
+    def __call__(self, raw: list[RawField], *, carry: bool = False) -> tuple[FieldDecl, ...]: ...
 
 
 def _value_at(data: Any, path: Path) -> Any:
@@ -236,7 +242,7 @@ def _duration(doc: Document, path: Path, text: str | None, diags: list[Diagnosti
 
 
 def _task(doc: Document, name: str, spec: dict[str, Any], fields: dict[str, list[RawField]],
-          structs: dict[str, list[RawField]], finish: Any, diags: list[Diagnostic]) -> TaskDecl:
+          structs: dict[str, list[RawField]], finish: _Finish, diags: list[Diagnostic]) -> TaskDecl:
     path: Path = ("tasks", name)
     kind = spec["kind"]
     if kind.startswith(RESERVED_KIND_PREFIX):

@@ -161,3 +161,35 @@ def test_output_is_deterministic_across_runs_and_working_directories(project: Pr
 
     assert main(["shop/tasks.venturi.yaml", "--no-cache"]) == 0
     assert project.files() == first
+
+
+def test_the_projects_formatter_configuration_is_ignored(project: Project) -> None:
+    project.write("pyproject.toml", '[tool.venturi]\ninputs = ["apps/*/tasks.venturi.yaml"]\n')
+    project.write("apps/shop/tasks.venturi.yaml", DECL)
+    assert project.gen("--no-cache").code == 0
+    plain = project.files()
+    shutil.rmtree(project.root / "apps/shop/shop")
+    shutil.rmtree(project.root / "apps/shop/handlers")
+    project.write(
+        "pyproject.toml",
+        '[tool.venturi]\ninputs = ["apps/*/tasks.venturi.yaml"]\n\n'
+        "[tool.black]\nline-length = 40\nskip-string-normalization = true\n\n"
+        "[tool.ruff]\nline-length = 40\n",
+    )
+    assert project.gen("--no-cache").code == 0
+    assert project.files() == plain
+
+
+def test_bare_check_at_the_repository_root_covers_the_bundled_examples(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from venturi_gen.cli import main
+
+    from .conftest import REPO
+
+    monkeypatch.chdir(REPO)
+    assert main(["--check", "--no-cache"]) == 0, capsys.readouterr()
+    err = capsys.readouterr().err
+    assert err.startswith("venturi-gen --check: ")
+    examples = sorted(REPO.glob("examples/*/tasks.venturi.yaml"))
+    assert (f"({len(examples)} declaration file" in err) or (not examples and "nothing to do" in err)

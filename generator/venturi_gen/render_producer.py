@@ -1,0 +1,157 @@
+"""The producer module (``<package>/tasks.py``) and the package ``__init__``.
+
+Task, carry, output and named-type dataclasses, one template chunk each,
+then their JSON shapes (``codec.Struct``) at the end of the module, after
+every class they name.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from venturi_gen.durations import timedelta_expr
+from venturi_gen.model import EnumDecl, FieldDecl, ModuleDecl, StructDecl, TaskDecl
+from venturi_gen.names import constant
+from venturi_gen.pyexpr import (
+    Code,
+    annotation,
+    codec_expr,
+    comment_lines,
+    docstring,
+    ident,
+    imports_for,
+    literal,
+    wrap,
+)
+from venturi_gen.templating import header, import_block, imports, render_template
+
+
+def _field_line(f: FieldDecl) -> Code:
+    head = f"{ident(f.attr)}: {annotation(f.type)}"
+    d = f.default
+    if d is None:
+        return Code(f"    {head}")
+    if not d.factory:
+        return Code(f"    {head} = {d.python}")
+    if d.python == "{}":
+        return Code(f"    {head} = field(default_factory=dict)")
+    return wrap("    ", f"{head} = field(", [f"default_factory=lambda: {d.python}"], ")")
+
+
+def _fields(fields: tuple[FieldDecl, ...]) -> list[dict[str, Any]]:
+    return [{"comment": comment_lines(f.doc, "    "), "line": _field_line(f)} for f in fields]
+
+
+def _spec(name: str, fields: tuple[FieldDecl, ...]) -> str:
+    lines = []
+    for f in fields:
+        args: list[str] = [literal(f.json_name), codec_expr(f.type)]
+        if f.attr != f.json_name:
+            args.append(f"attr={literal(f.attr)}")
+        if f.default is not None:
+            args.append("required=False")
+        lines.append(wrap("    ", "codec.field(", args, "),"))
+    return render_template("spec.jinja", s={"constant": ident(constant(name)), "lines": lines})
+
+
+def _struct(s: StructDecl) -> str:
+    return render_template(
+        "struct.jinja",
+        s={"name": ident(s.name), "doc": docstring(s.doc, "    "), "fields": _fields(s.fields),
+           "constant": ident(constant(s.name))},
+    )
+
+
+def _attribute(path: tuple[str, ...]) -> Code:
+    return Code("self." + ".".join(ident(a) for a in path))
+
+
+def _key(paths: tuple[tuple[str, ...], ...]) -> Code:
+    """The body line of ``dedup_key`` / ``concurrency_key``."""
+    return wrap("        ", "return codec.key_text(", [_attribute(p) for p in paths], ")")
+
+
+def _task(m: ModuleDecl, t: TaskDecl) -> str:
+    carry = ident(t.carry.name if t.carry else "NoCarry")
+    context = {
+        "name": ident(t.name),
+        "doc": docstring(t.doc, "    "),
+        "kind": literal(t.kind),
+        "queue": literal(t.queue),
+        "carry": carry,
+        "output_type": Code(f"type[{t.output.name}] | None" if t.output else "None"),
+        "output": ident(t.output.name) if t.output else Code("None"),
+        "timeout": Code(timedelta_expr(t.timeout_ms)) if t.timeout_ms else Code("None"),
+        "retention": Code(timedelta_expr(t.retention_ms)) if t.retention_ms else Code("None"),
+        "fields": _fields(t.payload),
+        "priority": Code(f"Priority.parse({_attribute(t.priority_field)})")
+        if t.priority_field
+        else Code(f"Priority.{ident(t.priority.upper())}"),
+        "dedup": _key(t.dedup.paths) if t.dedup else None,
+        "merge_def": wrap(
+            "    ", "def merge(", ["self", f"existing: Pending[{t.name}, {carry}]"], f") -> Merge[{t.name}, {carry}]:"
+        ),
+        "merge_module": ident(f"{m.layout.merges}.{t.snake}") if t.on_collision == "custom" else None,
+        "policy": ident((t.on_collision or "replace").capitalize()),
+        "concurrency": _key(t.concurrency.paths) if t.concurrency else None,
+        "backoff": Code(f"Backoff(base={timedelta_expr(t.retry_ms[0])}, cap={timedelta_expr(t.retry_ms[1])})")
+        if t.retry_ms
+        else None,
+        "constant": ident(constant(t.name)),
+    }
+    return render_template("task.jinja", t=context)
+
+
+def _enum(e: EnumDecl) -> str:
+    values = Code(", ".join(literal(v) for v in e.values))
+    return render_template("enum.jinja", e={"comment": comment_lines(e.doc, ""), "name": ident(e.name), "literals": values})
+
+
+def producer(m: ModuleDecl) -> tuple[str, ...]:
+    """Chunks of ``<package>/tasks.py``."""
+    names = {"dataclass", "ClassVar", "Any", "Self", "timedelta", "Priority", "Task", "codec"}
+    structs = [*m.structs, *(s for t in m.tasks for s in (t.carry, t.output) if s is not None)]
+    for fields in [s.fields for s in structs] + [t.payload for t in m.tasks]:
+        for f in fields:
+            imports_for(f.type, names)
+            if f.default is not None and f.default.factory:
+                names.add("field")
+    if m.enums:
+        names.update({"TypeAlias", "Literal"})
+    if any(t.carry is None for t in m.tasks):
+        names.add("NoCarry")
+    if any(t.dedup for t in m.tasks):
+        names.update({"Pending", "Merge"})
+    for t in m.tasks:
+        if t.on_collision in ("keep", "replace", "independent"):
+            names.add(t.on_collision.capitalize())
+        if t.retry_ms:
+            names.add("Backoff")
+    for builtin in ("str", "int", "float", "bool"):
+        names.discard(builtin)
+    doc = (
+        f"Tasks declared in {m.source}: the producer side of {m.layout.package}.\n\n"
+        "Import these classes to enqueue jobs. This module imports only the producer side of\n"
+        "venturi: no worker code and no database driver."
+    )
+    # Enum aliases join the imports' chunk: one blank line after imports, as isort wants
+    # before a statement that is not a class or function.
+    chunks = [header(m.source, import_block(imports(names)), doc) + "".join("\n" + _enum(e) for e in m.enums)]
+    chunks.extend(_struct(s) for s in m.structs)
+    shapes: list[str] = [_spec(s.name, s.fields) for s in m.structs]
+    for t in m.tasks:
+        for s in (t.carry, t.output):
+            if s is not None:
+                chunks.append(_struct(s))
+                shapes.append(_spec(s.name, s.fields))
+        chunks.append(_task(m, t))
+        shapes.append(_spec(t.name, t.payload))
+    return (*chunks, *shapes)
+
+
+def package_init(m: ModuleDecl) -> tuple[str, ...]:
+    doc = (
+        f"Generated from {m.source}: ``{m.layout.package}.tasks`` to enqueue jobs,\n"
+        f"``{m.layout.package}.worker`` to run them."
+    )
+    return (header(m.source, None, doc),)
