@@ -77,8 +77,12 @@ def create_new(path: Path, content: str) -> bool:
 
 
 def read_text(path: Path) -> str | None:
-    """The file's text, or None when it does not exist (or is not a readable file)."""
+    """The file's text, or None when it does not exist (or is not a readable file).
+
+    CRLF reads as LF: venturi-gen writes LF, and a checkout that converted line endings
+    (git's ``core.autocrlf``) holds the same code, not stale code.
+    """
     try:
-        return path.read_bytes().decode("utf-8", "replace")
+        return path.read_bytes().decode("utf-8", "replace").replace("\r\n", "\n")
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None

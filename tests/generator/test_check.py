@@ -193,3 +193,10 @@ def test_bare_check_at_the_repository_root_covers_the_bundled_examples(
     assert err.startswith("venturi-gen --check: ")
     examples = sorted(REPO.glob("examples/*/tasks.venturi.yaml"))
     assert (f"({len(examples)} declaration file" in err) or (not examples and "nothing to do" in err)
+
+
+def test_crlf_line_endings_from_a_windows_checkout_are_not_stale(generated: Project) -> None:
+    path = generated.root / "apps/shop/shop/tasks.py"
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    assert generated.gen("--check").code == 0
+    assert generated.gen("--check", "--no-cache").code == 0
