@@ -8,9 +8,8 @@ through ``Queue.get`` and ``venturi jobs show``.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 
 class JournalEvent(enum.StrEnum):
@@ -27,15 +26,18 @@ class JournalEvent(enum.StrEnum):
     RETRIED = "retried"  # an operator sent a dead or cancelled job back to pending
 
 
-@dataclass(frozen=True, slots=True)
-class JournalEntry:
-    """One run (or one merge) of a job.
+class JournalEntry(NamedTuple):
+    """One run (or one merge) of a job (immutable).
 
     ``run`` is the run number the entry belongs to (the job's run count at the
     time); merges record the run count the job had when the merge happened.
     ``note`` is the run's conclusion (the outcome's note, or the error message
     for a failure); ``attachment`` is the structured evidence the handler set
     on its context; ``decision`` names the merge decision for merge entries.
+
+    A ``NamedTuple`` rather than a frozen dataclass: the worker builds one per
+    run, and a frozen dataclass's ``__init__`` (``object.__setattr__`` per
+    field) costs about 2 µs more.
     """
 
     at: datetime

@@ -12,6 +12,7 @@ import enum
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from venturi._journal import JournalEntry
 from venturi._merge import MergeKind
@@ -126,9 +127,14 @@ class ClaimRequest:
     worker_id: str
 
 
-@dataclass(frozen=True, slots=True)
-class ClaimedJob:
-    """A job leased to a worker. ``run_count`` already includes the current run."""
+class ClaimedJob(NamedTuple):
+    """A job leased to a worker. ``run_count`` already includes the current run.
+
+    ``ClaimedJob``, ``RunResult`` and ``JournalEntry`` are immutable
+    ``NamedTuple``s rather than frozen dataclasses: the worker builds each once
+    per run, and a frozen dataclass's ``__init__`` (``object.__setattr__`` per
+    field) costs about 2 µs more per object.
+    """
 
     id: str
     kind: str
@@ -155,8 +161,7 @@ class Resolution(enum.StrEnum):
     CANCELLED = "cancelled"  # -> cancelled (the handler saw a cancel request)
 
 
-@dataclass(frozen=True, slots=True)
-class RunResult:
+class RunResult(NamedTuple):
     """The fenced end of one run: applied only if ``lease_token`` still holds the job."""
 
     job_id: str

