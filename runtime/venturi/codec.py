@@ -76,9 +76,22 @@ def _reject_constant(token: str) -> Any:
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
+_SCAN: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]
+
+
 def loads(text: str) -> Any:
     """Parse JSON text; NaN and Infinity are rejected."""
-    return _DECODER.decode(text)
+    # The decoder's C scanner straight away: the text this runtime stores is
+    # compact JSON, and skipping ``decode``'s Python layer (two whitespace
+    # regexes) saves about 0.5 µs per call. Anything else — leading or
+    # trailing whitespace, extra data, an error to report — takes ``decode``.
+    try:
+        value, end = _SCAN(text, 0)
+    except StopIteration:
+        return _DECODER.decode(text)
+    if end != len(text):
+        return _DECODER.decode(text)
+    return value
 
 
 def _type_name(value: Any) -> str:
