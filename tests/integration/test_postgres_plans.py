@@ -98,9 +98,12 @@ def loaded(pg_url: str, pg_schema: str) -> Iterator[tuple[psycopg.Connection[Any
 
 
 def _claim_params(limit: int = 100) -> dict[str, Any]:
+    # The clock of the call, not of the module's import: the rows were inserted with
+    # run_at = now() - 1 minute, and a full suite may import this module long before.
+    now = datetime.now(UTC)
     return {
-        "now": NOW, "queues": ["default"], "kinds": ["k"], "limit": limit, "token": "t",
-        "expires": NOW + timedelta(seconds=30), "worker": "w",
+        "now": now, "queues": ["default"], "kinds": ["k"], "limit": limit, "token": "t",
+        "expires": now + timedelta(seconds=30), "worker": "w",
     }  # fmt: skip
 
 
