@@ -37,9 +37,9 @@ def test_hot_statements_use_their_indexes(storage: SqliteStorage) -> None:
     claim = plan(storage, "claim_candidates", ("default", 0.0, '["k"]', 10))
     assert "USING INDEX jobs_ready (queue=?)" in claim
     assert "TEMP B-TREE" not in claim  # already in claim order: no sort of the backlog
-    assert "USING INDEX jobs_running_keys" in claim
+    assert "USING INDEX jobs_running" in claim
     assert "USING INDEX jobs_dedup" in plan(storage, "find_candidate", ("k", "key"))
-    assert "USING INDEX jobs_leases" in plan(storage, "expired_leases", (0.0, 10))
+    assert "USING INDEX jobs_running" in plan(storage, "expired_leases", (0.0, 10))
     assert "USING INDEX jobs_purge" in plan(storage, "prunable_jobs", (0.0, 10))
     assert "USING INDEX journal_job" in plan(storage, "journal_of_jobs", ('["x"]',))
     assert "USING INTEGER PRIMARY KEY" in plan(storage, "lease_rows", ("[1]", "t", 0.0, "w"))

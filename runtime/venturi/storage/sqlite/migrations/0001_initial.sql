@@ -41,12 +41,12 @@ CREATE INDEX jobs_ready ON jobs (queue, priority DESC, run_at, id) WHERE state =
 CREATE UNIQUE INDEX jobs_dedup ON jobs (kind, dedup_key)
     WHERE state = 'pending' AND dedup_key IS NOT NULL;
 
--- Reclaiming expired leases.
-CREATE INDEX jobs_leases ON jobs (lease_expires_at) WHERE state = 'running';
-
--- Is a concurrency key held by a running job?
-CREATE INDEX jobs_running_keys ON jobs (concurrency_key)
-    WHERE state = 'running' AND concurrency_key IS NOT NULL;
+-- The running jobs, by concurrency key: is a key held by a running job? It
+-- also lists the running rows for reclaiming expired leases (a scan of this
+-- index, bounded by the workers' capacity, then a sort of the few expired
+-- ones); one index for both costs each claimed-and-finished job about 3k
+-- fewer CPU instructions than two, and a heartbeat touches no index.
+CREATE INDEX jobs_running ON jobs (concurrency_key) WHERE state = 'running';
 
 -- Pruning finished jobs whose retention has passed.
 CREATE INDEX jobs_purge ON jobs (purge_after) WHERE purge_after IS NOT NULL;
