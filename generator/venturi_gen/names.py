@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import keyword
 import re
+import sys
 
 #: Names referenced inside generated class bodies (annotations, decorators, class variables).
 CLASS_BODY_NAMES = frozenset(
@@ -48,6 +49,9 @@ RESERVED_CLASS_NAMES = frozenset(
 )
 
 # Soft keywords (match, case, type) are valid attribute names; only hard keywords are renamed.
+#: Top-level packages generated code imports besides the standard library.
+IMPORTED_TOP_LEVEL = frozenset({"venturi", "venturi_gen", "ulid"})
+
 _PYTHON_RESERVED = frozenset(keyword.kwlist)
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
@@ -55,6 +59,19 @@ _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 def snake(name: str) -> str:
     """``FetchBookmark`` → ``fetch_bookmark``; ``HTTPFetch`` → ``http_fetch``."""
     return _CAMEL_BOUNDARY.sub("_", name).lower()
+
+
+def module_name(name: str) -> str:
+    """The stub module and ``Handlers`` attribute of a task: ``snake``, with ``_`` after a keyword
+    (``Import`` → ``import_``, since ``handlers.import`` could not be imported)."""
+    result = snake(name)
+    return result + "_" if keyword.iskeyword(result) else result
+
+
+def shadows_a_module(dotted: str) -> bool:
+    """Whether a generated or stub package would shadow one the generated code imports."""
+    top = dotted.split(".")[0]
+    return top in IMPORTED_TOP_LEVEL or top in sys.stdlib_module_names
 
 
 def constant(name: str) -> str:

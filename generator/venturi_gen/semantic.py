@@ -84,6 +84,14 @@ def _layout(doc: Document, source: FsPath, diags: list[Diagnostic]) -> Layout:
     package = data["module"]
     handlers = data.get("handlers", "handlers")
     merges = data.get("merges", "merges")
+    for key, value in (("module", package), ("handlers", handlers), ("merges", merges)):
+        if names.shadows_a_module(value):
+            top = value.split(".")[0]
+            diags.append(
+                doc.error((key,), "RESERVED_NAME",
+                          f"{key} {value!r} would shadow the module {top!r} that generated code "
+                          "imports; choose another name")
+            )
     for key, value in (("handlers", handlers), ("merges", merges)):
         if value == package or value.startswith(package + "."):
             diags.append(
@@ -133,7 +141,7 @@ def _class_names(doc: Document, types: dict[str, TypeRef], diags: list[Diagnosti
                                 ("HandlerBase", True), ("Handler", True)):
             if present:
                 claim(name + suffix, path, f"the generated class {name + suffix!r} of task {name!r}")
-        snake = names.snake(name)
+        snake = names.module_name(name)
         if snake in snakes:
             diags.append(doc.error(path, "DUPLICATE_NAME",
                                    f"task {name!r} and task {snakes[snake]!r} both map to the stub "
@@ -278,7 +286,7 @@ def _task(doc: Document, name: str, spec: dict[str, Any], fields: dict[str, list
     output = finish(fields["output"])
     return TaskDecl(
         name=name,
-        snake=names.snake(name),
+        snake=names.module_name(name),
         kind=kind,
         doc=normalize_doc(spec.get("doc")) or f"The {kind} task.",
         queue=spec.get("queue", "default"),

@@ -536,3 +536,35 @@ def test_missing_generator_dependencies_name_the_extra(project: Project, monkeyp
     result = project.gen("t.yaml")
     assert result.code == 2
     assert "yaml is not installed; venturi-gen needs the `gen` extra: pip install 'venturi[gen]'" in result.err
+
+
+def test_packages_that_would_shadow_imported_modules(project: Project) -> None:
+    project.write(
+        "t.yaml",
+        "venturi: 1\nmodule: venturi.jobs\nhandlers: json\nmerges: typing.merges\n"
+        "tasks:\n  Ship:\n    kind: ship\n",
+    )
+    result = project.gen("t.yaml")
+    assert result.code == 1
+    assert _diagnostics(result.err) == [
+        "t.yaml:2:9: error[RESERVED_NAME]: module 'venturi.jobs' would shadow the module 'venturi' "
+        "that generated code imports; choose another name",
+        "t.yaml:3:11: error[RESERVED_NAME]: handlers 'json' would shadow the module 'json' that "
+        "generated code imports; choose another name",
+        "t.yaml:4:9: error[RESERVED_NAME]: merges 'typing.merges' would shadow the module 'typing' "
+        "that generated code imports; choose another name",
+    ]
+
+
+def test_a_task_named_after_a_keyword_gets_an_importable_stub(project: Project) -> None:
+    project.write(
+        "t.yaml",
+        "venturi: 1\nmodule: shop\ntasks:\n  Import:\n    kind: import\n    payload: {key: string}\n"
+        "    dedup: {key: key, on_collision: custom}\n",
+    )
+    assert project.gen("t.yaml").code == 0
+    assert (project.root / "handlers/import_.py").is_file()
+    assert "from merges.import_ import merge" in project.read("shop/tasks.py")
+    assert "    import_: ImportHandlerBase[S]" in project.read("shop/worker.py")
+    result = project.python("import shop.worker, handlers.import_, merges.import_")
+    assert result.returncode == 0, result.stderr
