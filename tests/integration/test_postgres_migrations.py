@@ -137,6 +137,14 @@ def test_schema_name_from_the_url_or_the_keyword(schemas: Any) -> None:
             parse(ADMIN_URL, bad)
 
 
+def test_url_parameters_with_spaces_survive_the_schema_parameter_removal() -> None:
+    """libpq reads '+' in a URL as a plus sign: a space must stay %20 after rewriting."""
+    settings = parse(schema_url("s1") + "&options=-c%20statement_timeout%3D5000")
+    with psycopg.connect(settings.conninfo) as conn:
+        row = conn.execute("SHOW statement_timeout").fetchone()
+    assert row is not None and row[0] == "5s"
+
+
 def test_an_unmigrated_schema_is_reported_as_such(schemas: Any) -> None:
     from venturi.errors import SchemaOutOfDate
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
@@ -64,7 +64,9 @@ def parse(url: str, schema: str | None = None) -> Settings:
             f"invalid venturi schema name {name!r}: use lower-case letters, digits and "
             "underscores, starting with a letter or underscore, at most 58 characters"
         )
-    stripped = urlunsplit(parts._replace(query=urlencode(rest)))
+    # quote, not urlencode's default quote_plus: libpq reads a '+' as a plus sign, so a
+    # space (as in options=-c x=y -c z=w) must travel as %20.
+    stripped = urlunsplit(parts._replace(query=urlencode(rest, quote_via=quote)))
     try:
         params: dict[str, Any] = conninfo_to_dict(stripped)
     except Exception as exc:  # psycopg.ProgrammingError: a malformed URL
