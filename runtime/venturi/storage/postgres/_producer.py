@@ -30,6 +30,7 @@ from venturi.storage._types import (
 )
 from venturi.storage.postgres._rows import (
     insert_params,
+    job_params,
     journal_from_json,
     journal_params,
     keyed_params,
@@ -61,7 +62,7 @@ def enqueue(
     ``insert_alone``), so look for the job holding its key first."""
     plain = [r.job for r in requests if r.job.dedup_key is None]
     if plain:
-        yield Stmt(queries["insert_jobs_again" if again else "insert_jobs"], insert_params(plain))
+        yield _insert(queries, plain, again)
     if len(plain) == len(requests):
         return [EnqueueResult(job.id, EnqueueOutcome.INSERTED) for job in plain]
     results: list[EnqueueResult] = []
@@ -72,6 +73,15 @@ def enqueue(
             results.append((yield from _enqueue_keyed(queries, request, merge_first)))
             merge_first = False
     return results
+
+
+def _insert(queries: dict[str, str], jobs: list[NewJob], again: bool) -> Stmt:
+    """The statement inserting ``jobs`` (none with a dedup key): one plain row, or one
+    document for a batch. A single row as VALUES costs about a third less client CPU
+    than a one-row document (no JSON to build, no array parameter to dump)."""
+    if len(jobs) == 1:
+        return Stmt(queries["insert_job_again" if again else "insert_job"], job_params(jobs[0]))
+    return Stmt(queries["insert_jobs_again" if again else "insert_jobs"], insert_params(jobs))
 
 
 def insert_alone(queries: dict[str, str], request: EnqueueRequest) -> Steps[EnqueueResult | None]:
@@ -122,7 +132,7 @@ def _apply(
     if action.kind is MergeKind.INDEPENDENT:
         # Without its key the new row is never a merge candidate itself, and
         # the unique index keeps pointing at the job that was there first.
-        yield Stmt(queries["insert_jobs"], insert_params([job]))
+        yield _insert(queries, [job], False)
         return EnqueueResult(job.id, EnqueueOutcome.INDEPENDENT, existing_job_id=existing_id)
     if action.journal_entry is None:
         raise ValueError(f"a {action.kind} merge action needs a journal entry")

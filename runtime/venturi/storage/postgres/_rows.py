@@ -104,6 +104,15 @@ def insert_params(jobs: Sequence[NewJob]) -> dict[str, Any]:
     return params
 
 
+def job_params(job: NewJob) -> dict[str, Any]:
+    """The parameters of ``insert_job`` (one job without a dedup key)."""
+    return {
+        "id": job.id, "kind": job.kind, "queue": job.queue, "priority": job.priority,
+        "payload": job.payload, "carry": job.carry, "ck": job.concurrency_key,
+        "run_at": aware(job.run_at),
+    }  # fmt: skip
+
+
 def keyed_params(job: NewJob) -> dict[str, Any]:
     """The parameters of ``insert_keyed``."""
     return {

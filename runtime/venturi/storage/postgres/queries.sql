@@ -72,6 +72,29 @@ WITH ins AS (
 )
 SELECT pg_notify({channel}, q) FROM unnest(%(queues)s::text[]) AS q
 
+-- name: insert_job
+-- One job without a dedup key (Queue.enqueue, the common case): plain
+-- VALUES, no document to build or parse and no array parameter to dump,
+-- with its NOTIFY in the same statement (delivered at commit).
+WITH ins AS (
+    INSERT INTO {schema}.jobs (id, kind, queue, priority, state, payload, carry, concurrency_key,
+                               run_at)
+    VALUES (%(id)s, %(kind)s, %(queue)s, %(priority)s, 'pending', %(payload)s, %(carry)s, %(ck)s,
+            %(run_at)s)
+)
+SELECT pg_notify({channel}, %(queue)s)
+
+-- name: insert_job_again
+-- insert_job once more after a lost reply (see insert_jobs_again).
+WITH ins AS (
+    INSERT INTO {schema}.jobs (id, kind, queue, priority, state, payload, carry, concurrency_key,
+                               run_at)
+    VALUES (%(id)s, %(kind)s, %(queue)s, %(priority)s, 'pending', %(payload)s, %(carry)s, %(ck)s,
+            %(run_at)s)
+    ON CONFLICT (id) DO NOTHING
+)
+SELECT pg_notify({channel}, %(queue)s)
+
 -- name: insert_keyed
 -- A job with a dedup key. Nothing is inserted when a pending job holds the
 -- key (or an uncommitted one does, once it commits): the producer then
