@@ -45,8 +45,7 @@ from venturi.storage.postgres._rows import (
     aware,
     claimed_jobs,
     dumps,
-    end_run_row,
-    end_runs_params,
+    finish_params,
     journal_from_json,
 )
 from venturi.storage.postgres._steps import Steps, run_async
@@ -244,16 +243,18 @@ class PostgresStorage:
     async def finish(self, results: Sequence[RunResult], *, now: datetime) -> list[bool]:
         if not results:
             return []
-        rows = []
-        first: list[bool] = []
-        seen: set[str] = set()
-        for result in results:
+        first: list[bool] | None = None
+        unique = results
+        if len({result.job_id for result in results}) < len(results):
             # A second result for the same job in one batch meets a spent lease.
-            first.append(result.job_id not in seen)
-            if result.job_id not in seen:
-                seen.add(result.job_id)
-                rows.append(end_run_row(result, now))
-        params = end_runs_params(rows, aware(now))
+            first, kept, seen = [], [], set()
+            for result in results:
+                first.append(result.job_id not in seen)
+                if result.job_id not in seen:
+                    seen.add(result.job_id)
+                    kept.append(result)
+            unique = kept
+        params = finish_params(unique, aware(now))
         sql = self._queries["end_runs"]
 
         async def op(conn: psycopg.AsyncConnection[Any]) -> set[str]:
@@ -264,6 +265,8 @@ class PostgresStorage:
         # One autocommit statement: retried after a lost connection, the fence
         # makes already-ended runs report False instead of ending twice.
         held = await self.completions.run(op, what="finish runs", unique_violation=True)
+        if first is None:
+            return [r.job_id in held for r in results]
         return [ok and r.job_id in held for ok, r in zip(first, results, strict=True)]
 
     async def heartbeat(

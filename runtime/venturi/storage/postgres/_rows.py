@@ -236,7 +236,19 @@ def claimed_jobs(
 
 def end_run_row(result: RunResult, now: datetime) -> dict[str, Any]:
     """One element of the ``end_runs`` document for a worker's result; null fields are
-    left out (they read as NULL), which keeps a flush's document small."""
+    left out (they read as NULL), which keeps a flush's document small. The journal
+    time ``at`` and purge time ``pa`` go in as datetimes for ``end_runs_params``."""
+    row = _end_run_row(result, now, _AS_VALUE, _AS_VALUE)
+    if "pa" not in row and _STATE[result.resolution] != "pending":
+        row["pa"] = None
+    return row
+
+
+#: How ``_end_run_row`` writes a time: left out (a shared parameter), as text, as a value.
+_LEFT_OUT, _AS_TEXT, _AS_VALUE = 0, 1, 2
+
+
+def _end_run_row(result: RunResult, now: datetime, at: int, pa: int) -> dict[str, Any]:
     resolution = result.resolution
     entry = result.journal_entry
     state = _STATE[resolution]
@@ -244,16 +256,17 @@ def end_run_row(result: RunResult, now: datetime) -> dict[str, Any]:
         "id": result.job_id,
         "tok": result.lease_token,
         "st": state,
-        "at": aware(entry.at),
         "run": entry.run,
         "ev": entry.event,
     }
+    if at:
+        row["at"] = aware(entry.at).isoformat() if at == _AS_TEXT else aware(entry.at)
     if state == "pending":
         row["ra"] = (now if result.run_at is None else aware(result.run_at)).isoformat()
         if result.carry is not None:
             row["ca"] = result.carry
-    else:
-        row["pa"] = result.purge_after
+    elif pa and result.purge_after is not None:
+        row["pa"] = result.purge_after.isoformat() if pa == _AS_TEXT else result.purge_after
     if resolution in _FAILURES:
         row["fa"] = 1
     if result.output is not None and resolution is Resolution.COMPLETED:
@@ -325,6 +338,23 @@ def end_runs_params(rows: list[dict[str, Any]], now: datetime) -> dict[str, Any]
                     row[key] = value.isoformat()
     params["doc"] = _end_runs_doc(rows)
     return params
+
+
+def finish_params(results: Sequence[RunResult], now: datetime) -> dict[str, Any]:
+    """The parameters of ``end_runs`` for a worker's results (one per job): what
+    ``end_runs_params`` makes of ``end_run_row`` rows, in one pass, without putting
+    the shared times into every row and taking them out again."""
+    ats = {result.journal_entry.at for result in results}
+    pas = {result.purge_after for result in results if _STATE[result.resolution] != "pending"}
+    at = _AS_TEXT if len(ats) > 1 else _LEFT_OUT
+    pa = _AS_TEXT if len(pas) > 1 else _LEFT_OUT
+    rows = [_end_run_row(result, now, at, pa) for result in results]
+    return {
+        "now": now,
+        "at": None if at else aware(ats.pop()),
+        "pa": None if pa or not pas else pas.pop(),
+        "doc": _end_runs_doc(rows),
+    }
 
 
 def _end_runs_doc(rows: list[dict[str, Any]]) -> str:
