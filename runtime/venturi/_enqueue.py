@@ -83,19 +83,22 @@ def build_request(
     kind = _kind_of(task)
     cls = type(task)
     dedup_key = task.dedup_key()
+    carry = _FRESH_CARRY_JSON.get(cls) or fresh_carry_json(cls)
+    # Positional: keyword arguments cost a frozen dataclass about 0.4 µs more per job.
+    # The order is NewJob's: id, kind, queue, priority, payload, carry, dedup_key,
+    # concurrency_key, run_at.
     job = NewJob(
-        id=new_job_id(),
-        kind=kind,
-        queue=queue or cls.QUEUE,
-        priority=int(task.priority()),
-        payload=codec.dumps(task.to_json()),
-        carry=fresh_carry_json(cls),
-        dedup_key=dedup_key,
-        concurrency_key=task.concurrency_key(),
-        run_at=resolve_run_at(now, run_at, delay),
+        new_job_id(),
+        kind,
+        queue or cls.QUEUE,
+        int(task.priority()),
+        codec.dumps(task.to_json()),
+        carry,
+        dedup_key,
+        task.concurrency_key(),
+        now if run_at is None and delay is None else resolve_run_at(now, run_at, delay),
     )
-    decide = None if dedup_key is None else _decider(task, now)
-    return EnqueueRequest(job=job, decide=decide)
+    return EnqueueRequest(job, None if dedup_key is None else _decider(task, now))
 
 
 def _decider(task: Task[Any], now: datetime) -> Any:
