@@ -94,6 +94,3 @@ def attribute(name: str, module_classes: frozenset[str] = frozenset()) -> str:
         name += "_"
     return name
 
-
-def is_identifier(name: str) -> bool:
-    return name.isidentifier() and not keyword.iskeyword(name)

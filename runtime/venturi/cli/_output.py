@@ -81,12 +81,6 @@ def compact_json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
 
 
-def one_line(text: str, width: int = 60) -> str:
-    """Collapse whitespace and cut to ``width`` characters for a table cell."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
-
-
 def write_json(value: Any, out: TextIO | None = None) -> None:
     stream = out if out is not None else sys.stdout
     json.dump(value, stream, indent=2, ensure_ascii=False, sort_keys=False)
