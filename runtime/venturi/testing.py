@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
 
 from venturi import codec
@@ -35,7 +35,7 @@ from venturi._journal import JournalEntry
 from venturi._queue import Queue
 from venturi._task import Task
 from venturi.storage._types import ClaimedJob, JobFilter, JobState, Resolution, RunResult
-from venturi.worker._config import WorkerConfig, seconds
+from venturi.worker._config import WorkerConfig
 from venturi.worker._context import Context
 from venturi.worker._execute import execute
 from venturi.worker._handler import Handler
@@ -173,14 +173,8 @@ def run_handler_sync(
 
 
 def _result(end: RunEnd, start_carry: Any, config: WorkerConfig, now: datetime) -> HandlerResult[Any]:
-    policy = Policy(
-        backoff=config.backoff,
-        jitter_fraction=config.jitter_fraction,
-        max_failures=config.max_failures,
-        default_retention=timedelta(seconds=seconds(config.default_retention)),
-    )
     # A refused outcome (an output of the wrong type, say) shows in run_result, not error.
-    run_result = resolve(end, now=now, policy=policy)
+    run_result = resolve(end, now=now, policy=Policy.of(config))
     return HandlerResult(
         outcome=end.outcome if isinstance(end.outcome, Outcome) else None,
         error=end.error,

@@ -66,12 +66,7 @@ class Engine:
         self.flusher = Flusher(
             storage,
             self.leases,
-            Policy(
-                backoff=config.backoff,
-                jitter_fraction=config.jitter_fraction,
-                max_failures=config.max_failures,
-                default_retention=timedelta(seconds=seconds(config.default_retention)),
-            ),
+            Policy.of(config),
             self.stats,
             batch=config.effective_flush_batch,
             linger=seconds(config.flush_linger),

@@ -19,6 +19,7 @@ from venturi import codec
 from venturi._backoff import Backoff
 from venturi._journal import JournalEntry, JournalEvent
 from venturi.storage._types import ClaimedJob, Resolution, RunResult
+from venturi.worker._config import WorkerConfig, seconds
 from venturi.worker._outcome import FailureCode, Outcome, OutcomeKind, TaskError
 from venturi.worker._registry import Registration
 
@@ -52,6 +53,15 @@ class Policy:
     jitter_fraction: float
     max_failures: int | None
     default_retention: timedelta
+
+    @classmethod
+    def of(cls, config: WorkerConfig) -> Policy:
+        return cls(
+            backoff=config.backoff,
+            jitter_fraction=config.jitter_fraction,
+            max_failures=config.max_failures,
+            default_retention=timedelta(seconds=seconds(config.default_retention)),
+        )
 
 
 @dataclass(slots=True)
