@@ -227,57 +227,82 @@ def resolve_batch(ends: list[RunEnd], *, now: datetime, policy: Policy) -> list[
     return results
 
 
+def _result(
+    end: RunEnd,
+    resolution: Resolution,
+    event: JournalEvent,
+    now: datetime,
+    note: str | None,
+    attachment: Any,
+    *,
+    carry: str | None = None,
+    run_at: datetime | None = None,
+    output: str | None = None,
+    code: str | None = None,
+    message: str | None = None,
+    purge_after: datetime | None = None,
+) -> RunResult:
+    """The ``RunResult`` and its journal entry; the error code and message go in both."""
+    job = end.job
+    return RunResult(
+        job.id,
+        job.lease_token,
+        resolution,
+        JournalEntry(now, job.run_count, event, note, attachment, code, message),
+        carry,
+        run_at,
+        output,
+        code,
+        message,
+        purge_after,
+    )
+
+
 def _completed(
     end: RunEnd, outcome: Outcome[Any], now: datetime, policy: Policy, attachment: Any
 ) -> RunResult:
-    job = end.job
     output = encode_output(end.reg, outcome.output)
     note = None if outcome.note is None else bounded(outcome.note)
-    return RunResult(
-        job_id=job.id,
-        lease_token=job.lease_token,
-        resolution=Resolution.COMPLETED,
-        journal_entry=JournalEntry(
-            at=now, run=job.run_count, event=JournalEvent.COMPLETED, note=note, attachment=attachment
-        ),
+    return _result(
+        end,
+        Resolution.COMPLETED,
+        JournalEvent.COMPLETED,
+        now,
+        note,
+        attachment,
         output=output,
         purge_after=now + _retention(end.reg, policy),
     )
 
 
 def _paused(end: RunEnd, outcome: Outcome[Any], now: datetime, attachment: Any) -> RunResult:
-    job = end.job
     resume_in = outcome.resume_in if outcome.resume_in is not None else timedelta(0)
     note = None if outcome.note is None else bounded(outcome.note)
-    return RunResult(
-        job_id=job.id,
-        lease_token=job.lease_token,
-        resolution=Resolution.PAUSED,
-        journal_entry=JournalEntry(
-            at=now, run=job.run_count, event=JournalEvent.PAUSED, note=note, attachment=attachment
-        ),
+    return _result(
+        end,
+        Resolution.PAUSED,
+        JournalEvent.PAUSED,
+        now,
+        note,
+        attachment,
         carry=encode_carry(end),
         run_at=now + resume_in,
     )
 
 
 def _released(end: RunEnd, now: datetime, attachment: Any) -> RunResult:
-    job = end.job
     try:
         carry = encode_carry(end)
     except CarryInvalid:
         carry = None
-    return RunResult(
-        job_id=job.id,
-        lease_token=job.lease_token,
-        resolution=Resolution.RELEASED,
-        journal_entry=JournalEntry(
-            at=now,
-            run=job.run_count,
-            event=JournalEvent.RELEASED,
-            note="handed back at worker shutdown",
-            attachment=attachment,
-        ),
+    note = "handed back at worker shutdown"
+    return _result(
+        end,
+        Resolution.RELEASED,
+        JournalEvent.RELEASED,
+        now,
+        note,
+        attachment,
         carry=carry,
         run_at=now,
     )
@@ -289,15 +314,26 @@ def _failed(
     job = end.job
     code, message, permanent, retry_in = describe_error(error)
     failures = job.failure_count + 1  # including this run
-    if permanent:
-        return _dead(end, now, policy, attachment, code, message, note=message)
-    if policy.max_failures is not None and failures >= policy.max_failures:
+    note = message
+    if not permanent and policy.max_failures is not None and failures >= policy.max_failures:
         note = (
             f"gave up after {failures} failed runs (max_failures={policy.max_failures}); "
             f"last error code {code!r}"
         )
         code = FailureCode.BACKSTOP_REACHED.value
-        return _dead(end, now, policy, attachment, code, message, note=note)
+        permanent = True
+    if permanent:
+        return _result(
+            end,
+            Resolution.DEAD,
+            JournalEvent.DEAD,
+            now,
+            note,
+            attachment,
+            code=code,
+            message=message,
+            purge_after=now + _retention(end.reg, policy),
+        )
     if retry_in is None:
         backoff = end.backoff or policy.backoff
         retry_in = backoff.jittered(failures, job_id=job.id, fraction=policy.jitter_fraction)
@@ -306,52 +342,17 @@ def _failed(
     except CarryInvalid as exc:
         carry = None
         message = bounded(f"{message} (carry not saved: {exc})")
-    return RunResult(
-        job_id=job.id,
-        lease_token=job.lease_token,
-        resolution=Resolution.RETRY,
-        journal_entry=JournalEntry(
-            at=now,
-            run=job.run_count,
-            event=JournalEvent.FAILED,
-            note=message,
-            attachment=attachment,
-            error_code=code,
-            error_message=message,
-        ),
+    return _result(
+        end,
+        Resolution.RETRY,
+        JournalEvent.FAILED,
+        now,
+        message,
+        attachment,
         carry=carry,
         run_at=now + retry_in,
-        error_code=code,
-        error_message=message,
-    )
-
-
-def _dead(
-    end: RunEnd,
-    now: datetime,
-    policy: Policy,
-    attachment: Any,
-    code: str,
-    message: str,
-    note: str,
-) -> RunResult:
-    job = end.job
-    return RunResult(
-        job_id=job.id,
-        lease_token=job.lease_token,
-        resolution=Resolution.DEAD,
-        journal_entry=JournalEntry(
-            at=now,
-            run=job.run_count,
-            event=JournalEvent.DEAD,
-            note=note,
-            attachment=attachment,
-            error_code=code,
-            error_message=message,
-        ),
-        error_code=code,
-        error_message=message,
-        purge_after=now + _retention(end.reg, policy),
+        code=code,
+        message=message,
     )
 
 
