@@ -20,7 +20,7 @@ import psycopg
 import pytest
 from venturi.storage.postgres import PostgresSyncStorage
 from venturi.storage.postgres._config import parse, queries
-from venturi.storage.postgres._rows import end_run_row, end_runs_params
+from venturi.storage.postgres._rows import finish_params
 
 from tests.pg_fixtures import ADMIN_URL
 
@@ -139,7 +139,7 @@ def test_completion_is_driven_by_primary_key_under_a_generic_plan(
         RunResult(row[0], "t", Resolution.COMPLETED, JournalEntry(NOW, 1, JournalEvent.COMPLETED))
         for row in claimed
     ]
-    params = end_runs_params([end_run_row(r, NOW) for r in results], NOW)
+    params = finish_params(results, NOW)
     nodes = _explain(conn, q["end_runs"], params, "force_generic_plan")
     scans = _scans_of_jobs(nodes)
     assert ("Index Scan", "jobs_pkey") in scans

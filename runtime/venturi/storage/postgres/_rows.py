@@ -234,21 +234,13 @@ def claimed_jobs(
 # -- ending runs -------------------------------------------------------------------
 
 
-def end_run_row(result: RunResult, now: datetime) -> dict[str, Any]:
+def _end_run_row(
+    result: RunResult, now: datetime, at_per_row: bool, pa_per_row: bool
+) -> dict[str, Any]:
     """One element of the ``end_runs`` document for a worker's result; null fields are
     left out (they read as NULL), which keeps a flush's document small. The journal
-    time ``at`` and purge time ``pa`` go in as datetimes for ``end_runs_params``."""
-    row = _end_run_row(result, now, _AS_VALUE, _AS_VALUE)
-    if "pa" not in row and _STATE[result.resolution] != "pending":
-        row["pa"] = None
-    return row
-
-
-#: How ``_end_run_row`` writes a time: left out (a shared parameter), as text, as a value.
-_LEFT_OUT, _AS_TEXT, _AS_VALUE = 0, 1, 2
-
-
-def _end_run_row(result: RunResult, now: datetime, at: int, pa: int) -> dict[str, Any]:
+    time ``at`` and purge time ``pa`` go in as text only when the batch does not share
+    them (``*_per_row``); otherwise they are one scalar parameter each."""
     resolution = result.resolution
     entry = result.journal_entry
     state = _STATE[resolution]
@@ -259,14 +251,14 @@ def _end_run_row(result: RunResult, now: datetime, at: int, pa: int) -> dict[str
         "run": entry.run,
         "ev": entry.event,
     }
-    if at:
-        row["at"] = aware(entry.at).isoformat() if at == _AS_TEXT else aware(entry.at)
+    if at_per_row:
+        row["at"] = aware(entry.at).isoformat()
     if state == "pending":
         row["ra"] = (now if result.run_at is None else aware(result.run_at)).isoformat()
         if result.carry is not None:
             row["ca"] = result.carry
-    elif pa and result.purge_after is not None:
-        row["pa"] = result.purge_after.isoformat() if pa == _AS_TEXT else result.purge_after
+    elif pa_per_row and result.purge_after is not None:
+        row["pa"] = result.purge_after.isoformat()
     if resolution in _FAILURES:
         row["fa"] = 1
     if result.output is not None and resolution is Resolution.COMPLETED:
@@ -318,7 +310,7 @@ def expired_row(
 
 
 def end_runs_params(rows: list[dict[str, Any]], now: datetime) -> dict[str, Any]:
-    """The parameters of ``end_runs`` for rows of ``end_run_row``/``expired_row``.
+    """The parameters of ``end_runs`` for rows of ``expired_row``.
 
     Their journal time ``at`` and purge time ``pa`` (datetimes here) become one
     scalar parameter each when every row shares it, the common case (a worker
@@ -341,18 +333,18 @@ def end_runs_params(rows: list[dict[str, Any]], now: datetime) -> dict[str, Any]
 
 
 def finish_params(results: Sequence[RunResult], now: datetime) -> dict[str, Any]:
-    """The parameters of ``end_runs`` for a worker's results (one per job): what
-    ``end_runs_params`` makes of ``end_run_row`` rows, in one pass, without putting
-    the shared times into every row and taking them out again."""
+    """The parameters of ``end_runs`` for a worker's results (one per job), in one
+    pass: the shared times are decided before the rows are built, not taken out of
+    every row afterwards as ``end_runs_params`` does."""
     ats = {result.journal_entry.at for result in results}
     pas = {result.purge_after for result in results if _STATE[result.resolution] != "pending"}
-    at = _AS_TEXT if len(ats) > 1 else _LEFT_OUT
-    pa = _AS_TEXT if len(pas) > 1 else _LEFT_OUT
-    rows = [_end_run_row(result, now, at, pa) for result in results]
+    at_per_row = len(ats) > 1
+    pa_per_row = len(pas) > 1
+    rows = [_end_run_row(result, now, at_per_row, pa_per_row) for result in results]
     return {
         "now": now,
-        "at": None if at else aware(ats.pop()),
-        "pa": None if pa or not pas else pas.pop(),
+        "at": None if at_per_row else aware(ats.pop()),
+        "pa": None if pa_per_row or not pas else pas.pop(),
         "doc": _end_runs_doc(rows),
     }
 
