@@ -84,8 +84,7 @@ def build_request(
     cls = type(task)
     dedup_key = task.dedup_key()
     carry = _FRESH_CARRY_JSON.get(cls) or fresh_carry_json(cls)
-    # Positional: keyword arguments cost a frozen dataclass about 0.4 µs more per job.
-    # The order is NewJob's: id, kind, queue, priority, payload, carry, dedup_key,
+    # Positional, a little cheaper than keywords. The order is NewJob's: id, kind, queue, priority, payload, carry, dedup_key,
     # concurrency_key, run_at.
     job = NewJob(
         new_job_id(),

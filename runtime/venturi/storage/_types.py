@@ -29,9 +29,12 @@ class JobState(enum.StrEnum):
 TERMINAL_STATES = frozenset({JobState.COMPLETED, JobState.DEAD, JobState.CANCELLED})
 
 
-@dataclass(frozen=True, slots=True)
-class NewJob:
-    """A job ready to be stored: everything encoded, nothing left to compute."""
+class NewJob(NamedTuple):
+    """A job ready to be stored: everything encoded, nothing left to compute.
+
+    ``NewJob``, ``EnqueueRequest`` and ``EnqueueResult`` are ``NamedTuple``s for
+    the reason given at ``ClaimedJob``: an enqueue builds one of each per job.
+    """
 
     id: str
     kind: str
@@ -90,8 +93,7 @@ class MergeAction:
 MergeDecider = Callable[[StoredJob], MergeAction]
 
 
-@dataclass(frozen=True, slots=True)
-class EnqueueRequest:
+class EnqueueRequest(NamedTuple):
     job: NewJob
     decide: MergeDecider | None  # None when the job has no dedup key
 
@@ -104,8 +106,7 @@ class EnqueueOutcome(enum.StrEnum):
     INDEPENDENT = "independent"  # Independent: a new row beside the existing one
 
 
-@dataclass(frozen=True, slots=True)
-class EnqueueResult:
+class EnqueueResult(NamedTuple):
     """What an enqueue did, and the id of the job that now carries the work."""
 
     job_id: str
