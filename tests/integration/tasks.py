@@ -97,8 +97,9 @@ def _one_field(data: Any, name: str, expect: Any) -> Any:
 
 
 @dataclass(frozen=True, slots=True)
-class Noop(Task[Any]):
-    KIND: ClassVar[str] = "it_noop"
+class Numbered(Task[Any]):
+    """Base of the tasks whose payload is one number ``n`` (no KIND: never registered)."""
+
     n: int = 0
 
     def to_json(self) -> Any:
@@ -107,6 +108,11 @@ class Noop(Task[Any]):
     @classmethod
     def from_json(cls, data: Any) -> Self:
         return cls(_one_field(data, "n", codec.expect_int))
+
+
+@dataclass(frozen=True, slots=True)
+class Noop(Numbered):
+    KIND: ClassVar[str] = "it_noop"
 
 
 class NoopHandler(Handler[Noop, Any, Any]):
@@ -340,18 +346,10 @@ class PatientHandler(Handler[Patient, Counter, Probe]):
 
 
 @dataclass(frozen=True, slots=True)
-class Stubborn(Task[Any]):
+class Stubborn(Numbered):
     """Hangs on its first run (until its worker dies); completes on any later run."""
 
     KIND: ClassVar[str] = "it_stubborn"
-    n: int = 0
-
-    def to_json(self) -> Any:
-        return {"n": self.n}
-
-    @classmethod
-    def from_json(cls, data: Any) -> Self:
-        return cls(_one_field(data, "n", codec.expect_int))
 
 
 class StubbornHandler(Handler[Stubborn, Any, Probe]):
@@ -367,18 +365,10 @@ class StubbornHandler(Handler[Stubborn, Any, Probe]):
 
 
 @dataclass(frozen=True, slots=True)
-class Gated(Task[Any]):
+class Gated(Numbered):
     """Runs until the test opens its gate (``Probe.gate``)."""
 
     KIND: ClassVar[str] = "it_gated"
-    n: int = 0
-
-    def to_json(self) -> Any:
-        return {"n": self.n}
-
-    @classmethod
-    def from_json(cls, data: Any) -> Self:
-        return cls(_one_field(data, "n", codec.expect_int))
 
 
 class GatedHandler(Handler[Gated, Any, Probe]):
@@ -392,19 +382,11 @@ class GatedHandler(Handler[Gated, Any, Probe]):
 
 
 @dataclass(frozen=True, slots=True)
-class Fleeting(Task[Any]):
+class Fleeting(Numbered):
     """Completes at once and may be pruned at once (zero retention)."""
 
     KIND: ClassVar[str] = "it_fleeting"
     RETENTION: ClassVar[timedelta | None] = timedelta(0)
-    n: int = 0
-
-    def to_json(self) -> Any:
-        return {"n": self.n}
-
-    @classmethod
-    def from_json(cls, data: Any) -> Self:
-        return cls(_one_field(data, "n", codec.expect_int))
 
 
 class FleetingHandler(Handler[Fleeting, Any, Any]):
@@ -415,18 +397,10 @@ class FleetingHandler(Handler[Fleeting, Any, Any]):
 
 
 @dataclass(frozen=True, slots=True)
-class Orphan(Task[Any]):
+class Orphan(Numbered):
     """A kind no test worker registers: its jobs must wait, unclaimed."""
 
     KIND: ClassVar[str] = "it_orphan"
-    n: int = 0
-
-    def to_json(self) -> Any:
-        return {"n": self.n}
-
-    @classmethod
-    def from_json(cls, data: Any) -> Self:
-        return cls(_one_field(data, "n", codec.expect_int))
 
 
 ALL_HANDLERS: tuple[type[Handler[Any, Any, Any]], ...] = (
