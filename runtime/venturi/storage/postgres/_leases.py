@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from venturi.storage.postgres._rows import aware, end_runs_params, expired_row
+from venturi.storage._expiry import expired_lease_result
+from venturi.storage.postgres._rows import aware, finish_params
 from venturi.storage.postgres._steps import Steps, Stmt
 
 
@@ -29,11 +30,11 @@ def reclaim_expired(
         return 0
     purge_after = now + retention
     expired = [
-        expired_row(
+        expired_lease_result(
             job_id, token, run_count, failures,
             now=now, max_failures=max_failures, purge_after=purge_after,
         )
         for job_id, token, run_count, failures in rows
     ]  # fmt: skip
-    ended = yield Stmt(queries["end_runs"], end_runs_params(expired, aware(now)))
+    ended = yield Stmt(queries["end_runs"], finish_params(expired, aware(now)))
     return sum(1 for (job_id,) in ended if job_id is not None)

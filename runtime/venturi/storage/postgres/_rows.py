@@ -31,8 +31,6 @@ JOB_COLUMNS = (
 )  # fmt: skip
 JOURNAL_COUNT_INDEX = JOB_COLUMNS.index("journal_count")
 
-LEASE_EXPIRED = "lease_expired"
-BACKSTOP_REACHED = "backstop_reached"
 
 _STATE = {
     Resolution.COMPLETED: "completed",
@@ -276,60 +274,6 @@ def _end_run_row(
     if entry.error_message is not None:
         row["jem"] = entry.error_message
     return row
-
-
-def expired_row(
-    job_id: str,
-    token: str,
-    run_count: int,
-    failure_count: int,
-    *,
-    now: datetime,
-    max_failures: int | None,
-    purge_after: datetime,
-) -> dict[str, Any]:
-    """One element of the ``end_runs`` document for a lease that ran out."""
-    failures = failure_count + 1
-    row: dict[str, Any] = {
-        "id": job_id,
-        "tok": token,
-        "fa": 1,
-        "at": now.isoformat(),
-        "run": run_count,
-    }
-    if max_failures is not None and failures >= max_failures:
-        message = f"the lease expired; {failures} failed runs reach the backstop of {max_failures}"
-        row.update(st="dead", ec=BACKSTOP_REACHED, ev=JournalEvent.DEAD, pa=purge_after)
-    else:
-        message = "the lease expired before the worker reported the run's end"
-        row.update(
-            st="pending", ec=LEASE_EXPIRED, ev=JournalEvent.LEASE_EXPIRED, ra=now.isoformat()
-        )
-    row.update(em=message, note=message, jec=row["ec"], jem=message)
-    return row
-
-
-def end_runs_params(rows: list[dict[str, Any]], now: datetime) -> dict[str, Any]:
-    """The parameters of ``end_runs`` for rows of ``expired_row``.
-
-    Their journal time ``at`` and purge time ``pa`` (datetimes here) become one
-    scalar parameter each when every row shares it, the common case (a worker
-    resolves a batch at one instant); otherwise they go per row as text.
-    """
-    params: dict[str, Any] = {"now": now, "at": None, "pa": None}
-    for key in ("at", "pa"):
-        values = {row[key] for row in rows if key in row}
-        if len(values) <= 1:
-            params[key] = values.pop() if values else None
-            for row in rows:
-                row.pop(key, None)
-        else:
-            for row in rows:
-                value = row.pop(key, None)
-                if value is not None:
-                    row[key] = value.isoformat()
-    params["doc"] = _end_runs_doc(rows)
-    return params
 
 
 def finish_params(results: Sequence[RunResult], now: datetime) -> dict[str, Any]:

@@ -19,13 +19,10 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from venturi._journal import JournalEntry, JournalEvent
+from venturi.storage._expiry import expired_lease_result
 from venturi.storage._types import Resolution, RunResult
 from venturi.storage.sqlite._claim import running_tokens
 from venturi.storage.sqlite._rows import EpochMemo, epoch, journal_params
-
-LEASE_EXPIRED = "lease_expired"
-BACKSTOP_REACHED = "backstop_reached"
 
 _STATE = {  # for end_run; completions go through complete_run
     Resolution.PAUSED: "pending",
@@ -131,36 +128,21 @@ def reclaim_expired(
     """Expired leases back to pending (a failure), or to dead at the failure backstop."""
     if limit <= 0:
         return 0
-    now_s = epoch(now)
-    rows = conn.execute(queries["expired_leases"], (now_s, limit)).fetchall()
-    updates: list[tuple[Any, ...]] = []
-    entries: list[tuple[Any, ...]] = []
-    purge_after = epoch(now + retention)
-    for job_id, token, run_count, failure_count in rows:
-        failures = failure_count + 1
-        if max_failures is not None and failures >= max_failures:
-            message = (
-                f"the lease expired; {failures} failed runs reach the backstop of {max_failures}"
-            )
-            updates.append(
-                (job_id, token, "dead", None, None, 1, None, BACKSTOP_REACHED, message, now_s,
-                 purge_after)
-            )
-            entry = JournalEntry(
-                at=now, run=run_count, event=JournalEvent.DEAD, note=message,
-                error_code=BACKSTOP_REACHED, error_message=message,
-            )
-        else:
-            message = "the lease expired before the worker reported the run's end"
-            updates.append(
-                (job_id, token, "pending", now_s, None, 1, None, LEASE_EXPIRED, message, None, None)
-            )
-            entry = JournalEntry(
-                at=now, run=run_count, event=JournalEvent.LEASE_EXPIRED, note=message,
-                error_code=LEASE_EXPIRED, error_message=message,
-            )
-        entries.append(journal_params(job_id, entry))
-    if updates:
-        conn.executemany(queries["end_run"], updates)
-        conn.executemany(queries["insert_journal"], entries)
-    return len(updates)
+    rows = conn.execute(queries["expired_leases"], (epoch(now), limit)).fetchall()
+    if not rows:
+        return 0
+    purge_after = now + retention
+    results = [
+        expired_lease_result(
+            job_id, token, run_count, failures,
+            now=now, max_failures=max_failures, purge_after=purge_after,
+        )
+        for job_id, token, run_count, failures in rows
+    ]  # fmt: skip
+    memo = EpochMemo()
+    now_s = memo(now)
+    conn.executemany(queries["end_run"], [_end_run_params(r, now_s, memo) for r in results])
+    conn.executemany(
+        queries["insert_journal"], [journal_params(r.job_id, r.journal_entry, memo) for r in results]
+    )
+    return len(results)

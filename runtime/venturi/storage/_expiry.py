@@ -1,0 +1,52 @@
+"""What becomes of a run whose lease ran out: one rule for every backend.
+
+A worker that vanished (killed, partitioned, stuck past its lease) never
+reports its run's end. The backend reclaims such a job by ending the run on
+its behalf, as a failure: back to pending at once, or dead once the failures
+reach the backstop. Both backends turn these ``RunResult`` values into rows
+through the same fenced path as a worker's own results.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from venturi._journal import JournalEntry, JournalEvent
+from venturi.storage._types import Resolution, RunResult
+
+#: Failure codes of the runtime's own (the same strings as ``venturi.worker.FailureCode``).
+LEASE_EXPIRED = "lease_expired"
+BACKSTOP_REACHED = "backstop_reached"
+
+
+def expired_lease_result(
+    job_id: str,
+    lease_token: str,
+    run_count: int,
+    failure_count: int,
+    *,
+    now: datetime,
+    max_failures: int | None,
+    purge_after: datetime,
+) -> RunResult:
+    """End an expired run: a retry due now, or dead when ``max_failures`` is reached."""
+    failures = failure_count + 1
+    if max_failures is not None and failures >= max_failures:
+        message = f"the lease expired; {failures} failed runs reach the backstop of {max_failures}"
+        entry = JournalEntry(
+            at=now, run=run_count, event=JournalEvent.DEAD, note=message,
+            error_code=BACKSTOP_REACHED, error_message=message,
+        )  # fmt: skip
+        return RunResult(
+            job_id, lease_token, Resolution.DEAD, entry,
+            error_code=BACKSTOP_REACHED, error_message=message, purge_after=purge_after,
+        )  # fmt: skip
+    message = "the lease expired before the worker reported the run's end"
+    entry = JournalEntry(
+        at=now, run=run_count, event=JournalEvent.LEASE_EXPIRED, note=message,
+        error_code=LEASE_EXPIRED, error_message=message,
+    )  # fmt: skip
+    return RunResult(
+        job_id, lease_token, Resolution.RETRY, entry,
+        run_at=now, error_code=LEASE_EXPIRED, error_message=message,
+    )  # fmt: skip
