@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Generic, TypeVar
 
 from venturi import codec
+from venturi._clock import utcnow
 from venturi._ids import new_job_id
 from venturi._journal import JournalEntry, JournalEvent
 from venturi._merge import MergeKind, Pending
@@ -29,10 +30,6 @@ from venturi.storage._types import (
 )
 
 T = TypeVar("T", bound=Task[Any])
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 def resolve_run_at(

@@ -6,7 +6,8 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any, TypeVar, overload
 
-from venturi._enqueue import JobInfo, build_request, job_info, utcnow
+from venturi._clock import utcnow
+from venturi._enqueue import JobInfo, build_request, job_info
 from venturi._task import Task
 from venturi.errors import JobNotFound
 from venturi.storage._protocol import SyncStorage

@@ -10,7 +10,7 @@ import argparse
 import sys
 from typing import TypeVar
 
-from venturi._enqueue import utcnow
+from venturi._clock import utcnow
 from venturi.cli._args import comma_list, positive_int
 from venturi.cli._database import add_database_option, open_storage
 from venturi.cli._errors import CliError

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from venturi._enqueue import utcnow
+from venturi._clock import utcnow
 from venturi.cli._args import positive_int
 from venturi.cli._database import add_database_option, open_storage
 from venturi.cli._output import write_json

@@ -11,7 +11,7 @@ import argparse
 from datetime import datetime
 from typing import Any
 
-from venturi._enqueue import utcnow
+from venturi._clock import utcnow
 from venturi.cli._database import add_database_option, open_storage
 from venturi.cli._output import NONE, format_duration, iso, write_json, write_table
 from venturi.storage._types import JobState, KindStats

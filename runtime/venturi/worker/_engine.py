@@ -19,9 +19,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any, Final
 
+from venturi._clock import utcnow
 from venturi.storage._protocol import Storage
 from venturi.storage._types import ClaimedJob
 from venturi.worker._claimer import Claimer
@@ -39,10 +40,6 @@ log = logging.getLogger("venturi.worker")
 
 #: How long cancelled handlers get to unwind after the drain deadline.
 CANCEL_GRACE_S: Final = 1.0
-
-
-def _utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 class Engine:
@@ -319,7 +316,7 @@ class Engine:
             await asyncio.sleep(interval)
             try:
                 lost = await heartbeat_once(
-                    self._storage, self.leases, lease_duration=duration, now=_utcnow()
+                    self._storage, self.leases, lease_duration=duration, now=utcnow()
                 )
             except Exception:
                 log.exception(

@@ -13,8 +13,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 
+from venturi._clock import utcnow
 from venturi.storage._protocol import Storage
 from venturi.storage._types import Resolution, RunResult
 from venturi.worker._leases import LeaseTable
@@ -26,10 +27,6 @@ log = logging.getLogger("venturi.worker")
 
 #: Attempts at writing one batch before giving it up to lease expiry.
 WRITE_ATTEMPTS = 5
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 class Flusher:

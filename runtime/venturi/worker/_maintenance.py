@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
 
+from venturi._clock import utcnow
 from venturi.storage._protocol import Storage
 from venturi.worker._config import WorkerConfig, seconds
 from venturi.worker._stats import WorkerStats
@@ -23,15 +23,11 @@ log = logging.getLogger("venturi.worker")
 MAX_BATCHES_PER_PASS = 10
 
 
-def _utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
 async def reclaim_expired(storage: Storage, config: WorkerConfig, stats: WorkerStats) -> int:
     total = 0
     for _ in range(MAX_BATCHES_PER_PASS):
         count = await storage.reclaim_expired(
-            now=_utcnow(), limit=config.reclaim_batch, max_failures=config.max_failures
+            now=utcnow(), limit=config.reclaim_batch, max_failures=config.max_failures
         )
         total += count
         if count < config.reclaim_batch:
@@ -49,7 +45,7 @@ async def reclaim_expired(storage: Storage, config: WorkerConfig, stats: WorkerS
 async def prune(storage: Storage, config: WorkerConfig, stats: WorkerStats) -> int:
     total = 0
     for _ in range(MAX_BATCHES_PER_PASS):
-        count = await storage.prune(now=_utcnow(), limit=config.prune_batch)
+        count = await storage.prune(now=utcnow(), limit=config.prune_batch)
         total += count
         if count < config.prune_batch:
             break
