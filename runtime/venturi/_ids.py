@@ -5,7 +5,9 @@ and the seed of the deterministic retry jitter. Lease tokens are opaque.
 
 Ids are made here rather than by ``ulid.ULID()`` because enqueue is a hot
 path: python-ulid's constructor costs about 5 µs per id on this class of
-machine, a lookup table of 10-bit pairs about 1 µs. The result is a standard
+machine, a lookup table of 10-bit pairs under 1 µs, and a burst (the ids of one
+``enqueue_many``) reuses the text of the unchanged leading 22 characters, so
+that most ids cost two lookups. The result is a standard
 ULID (python-ulid parses it; the tests check that). As with python-ulid's
 default, ids made within one millisecond strictly increase, so a batch keeps
 its order in claims.
@@ -28,6 +30,9 @@ _RANDOM_MAX = (1 << _RANDOM_BITS) - 1
 _lock = threading.Lock()
 _last_ms = -1
 _last_random = 0
+# (value >> 20, its 22 characters): the part of the id that ids of one burst share.
+# One tuple, replaced whole, so a thread never sees a key with another key's text.
+_head: tuple[int, str] = (-1, "")
 
 
 def encode_ulid(value: int) -> str:
@@ -38,7 +43,7 @@ def encode_ulid(value: int) -> str:
 
 
 def new_job_id() -> str:
-    global _last_ms, _last_random
+    global _last_ms, _last_random, _head
     now_ms = time.time_ns() // 1_000_000
     with _lock:
         if now_ms <= _last_ms and _last_random < _RANDOM_MAX:
@@ -47,7 +52,13 @@ def new_job_id() -> str:
         else:
             random_part = int.from_bytes(os.urandom(10), "big")
         _last_ms, _last_random = now_ms, random_part
-    return encode_ulid((now_ms << _RANDOM_BITS) | random_part)
+    value = (now_ms << _RANDOM_BITS) | random_part
+    head = _head
+    if head[0] != value >> 20:
+        text = encode_ulid(value)
+        _head = (value >> 20, text[:22])
+        return text
+    return head[1] + _PAIRS[(value >> 10) & 1023] + _PAIRS[value & 1023]
 
 
 def new_lease_token() -> str:

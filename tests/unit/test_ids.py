@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+import pytest
 import ulid
 from venturi._ids import encode_ulid, new_job_id
 
@@ -27,3 +28,25 @@ def test_ids_are_strictly_increasing_within_a_burst() -> None:
     ids = [new_job_id() for _ in range(10_000)]
     assert ids == sorted(ids)
     assert len(set(ids)) == len(ids)
+
+
+def test_ids_of_a_burst_match_the_full_encoding() -> None:
+    # Ids after the first of a millisecond reuse the text of their shared head;
+    # each must still be exactly the encoding of its own value.
+    for job_id in [new_job_id() for _ in range(5_000)]:
+        assert encode_ulid(int(ulid.ULID.from_str(job_id))) == job_id
+
+
+def test_a_carry_into_the_head_changes_the_head(monkeypatch: pytest.MonkeyPatch) -> None:
+    import venturi._ids as ids
+
+    fixed_ms = time.time_ns() // 1_000_000
+    monkeypatch.setattr(ids.time, "time_ns", lambda: fixed_ms * 1_000_000)
+    monkeypatch.setattr(ids, "_last_ms", fixed_ms)
+    monkeypatch.setattr(ids, "_last_random", (1 << 20) - 3)  # the low 20 bits wrap at the third id
+    monkeypatch.setattr(ids, "_head", ids._head)
+    first, second, third = new_job_id(), new_job_id(), new_job_id()
+    assert first < second < third
+    for job_id in (first, second, third):
+        assert encode_ulid(int(ulid.ULID.from_str(job_id))) == job_id
+    assert first[:22] == second[:22] != third[:22]
