@@ -37,7 +37,7 @@ DATABASE = "venturi_peer_pgqueuer"
 URL = f"postgresql://postgres@127.0.0.1:5432/{DATABASE}"
 JOBS = 20_000
 REPS = 3
-BATCH = 100
+BATCHES = (100, 500)  # pgqueuer's batch_size: the one the issue quotes, and a large one
 
 
 async def _fresh_database() -> None:
@@ -101,7 +101,7 @@ async def _xact_commit(conn: asyncpg.Connection) -> int:
     return int(value)
 
 
-async def processing_rate(processes: int) -> tuple[float, float]:
+async def processing_rate(processes: int, batch: int) -> tuple[float, float]:
     conn = await asyncpg.connect(URL)
     try:
         await _reset(conn)
@@ -110,7 +110,7 @@ async def processing_rate(processes: int) -> tuple[float, float]:
         before = await _xact_commit(conn)
         procs = [
             subprocess.Popen(
-                [sys.executable, __file__, "worker"],
+                [sys.executable, __file__, "worker", str(batch)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 text=True,
@@ -138,7 +138,7 @@ async def processing_rate(processes: int) -> tuple[float, float]:
         await conn.close()
 
 
-async def _worker() -> None:
+async def _worker(batch: int) -> None:
     conn = await asyncpg.connect(URL)
     qm = QueueManager(Queries(AsyncpgDriver(conn)))
 
@@ -148,7 +148,7 @@ async def _worker() -> None:
 
     print("ready", flush=True)
     await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
-    await qm.run(batch_size=BATCH, mode=QueueExecutionMode.drain)
+    await qm.run(batch_size=batch, mode=QueueExecutionMode.drain)
     await conn.close()
 
 
@@ -162,21 +162,22 @@ async def _main() -> None:
     print(f"pgqueuer enqueue one by one: {_median(single)} jobs/s")
     print(f"pgqueuer enqueue batches of 1,000: {_median(batched)} jobs/s")
     for processes in (1, 2):
-        rates: list[float] = []
-        xacts: list[float] = []
-        for _ in range(REPS):
-            rate, xact = await processing_rate(processes)
-            rates.append(rate)
-            xacts.append(xact)
-        print(
-            f"pgqueuer processing {JOBS:,} no-op jobs, {processes} worker process(es), "
-            f"batch {BATCH}: {_median(rates)} jobs/s; "
-            f"{statistics.median(xacts):.4f} transactions/job"
-        )
+        for batch in BATCHES:
+            rates: list[float] = []
+            xacts: list[float] = []
+            for _ in range(REPS):
+                rate, xact = await processing_rate(processes, batch)
+                rates.append(rate)
+                xacts.append(xact)
+            print(
+                f"pgqueuer processing {JOBS:,} no-op jobs, {processes} worker process(es), "
+                f"batch {batch}: {_median(rates)} jobs/s; "
+                f"{statistics.median(xacts):.4f} transactions/job"
+            )
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["worker"]:
-        asyncio.run(_worker())
+    if sys.argv[1:2] == ["worker"]:
+        asyncio.run(_worker(int(sys.argv[2])))
     else:
         asyncio.run(_main())
