@@ -208,8 +208,8 @@ def run_workers(
 @pytest.mark.parametrize("claim_batch", [100, 500])
 @pytest.mark.parametrize("processes", [1, 2])
 def test_processing_rate(pg_url: str, pg_schema: str, processes: int, claim_batch: int) -> None:
-    """At the default claim batch (100) and at 500, which suits short jobs: a claim and
-    a completion each wait for one durable commit, and a larger batch shares it."""
+    """At the default claim batch (100) and at 500, which suits short jobs: each claim
+    and each completion has a fixed cost per statement, which a larger batch shares."""
     rates: list[float] = []
     xacts: list[float] = []
     cpu: list[float] = []
