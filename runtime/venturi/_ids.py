@@ -43,22 +43,37 @@ def encode_ulid(value: int) -> str:
 
 
 def new_job_id() -> str:
+    return new_job_ids(1)[0]
+
+
+def new_job_ids(count: int) -> list[str]:
+    """``count`` ids, exactly as ``count`` calls of ``new_job_id`` would make them in a
+    row, with one clock read and one lock for all (``enqueue_many``)."""
     global _last_ms, _last_random, _head
+    if count <= 0:
+        return []
     now_ms = time.time_ns() // 1_000_000
     with _lock:
-        if now_ms <= _last_ms and _last_random < _RANDOM_MAX:
+        if now_ms <= _last_ms and _last_random + count <= _RANDOM_MAX:
             now_ms = _last_ms  # same millisecond (or a clock step back): stay monotonic
-            random_part = _last_random + 1
+            first = _last_random + 1
         else:
-            random_part = int.from_bytes(os.urandom(10), "big")
-        _last_ms, _last_random = now_ms, random_part
-    value = (now_ms << _RANDOM_BITS) | random_part
-    head = _head
-    if head[0] != value >> 20:
-        text = encode_ulid(value)
-        _head = (value >> 20, text[:22])
-        return text
-    return head[1] + _PAIRS[(value >> 10) & 1023] + _PAIRS[value & 1023]
+            # Leave room for the whole run below the 80-bit limit.
+            first = min(int.from_bytes(os.urandom(10), "big"), _RANDOM_MAX - count + 1)
+        _last_ms, _last_random = now_ms, first + count - 1
+    start = (now_ms << _RANDOM_BITS) | first
+    pairs = _PAIRS
+    head_key, head_text = _head
+    ids: list[str] = []
+    for value in range(start, start + count):
+        if value >> 20 != head_key:
+            text = encode_ulid(value)
+            head_key, head_text = value >> 20, text[:22]
+            ids.append(text)
+        else:
+            ids.append(head_text + pairs[(value >> 10) & 1023] + pairs[value & 1023])
+    _head = (head_key, head_text)
+    return ids
 
 
 def new_lease_token() -> str:

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar, overload
 
 from venturi._clock import utcnow
-from venturi._enqueue import JobInfo, build_request, job_info
+from venturi._enqueue import JobInfo, build_request, build_requests, job_info
 from venturi._task import Task
 from venturi.errors import JobNotFound
 from venturi.storage._protocol import Storage
@@ -53,9 +53,11 @@ class AsyncQueue:
         conn: Any = None,
     ) -> list[EnqueueResult]:
         now = utcnow()
-        requests = [build_request(t, now=now, run_at=run_at, delay=delay, queue=queue) for t in tasks]
-        if not requests:
+        batch = list(tasks)
+        if not batch:
             return []
+        # Encoded lazily, as the storage takes them (see build_requests).
+        requests = build_requests(batch, now=now, run_at=run_at, delay=delay, queue=queue)
         return await self.storage.enqueue(requests, conn=conn)
 
     @overload

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import psycopg
 import pytest
 from venturi import AsyncQueue, EnqueueOutcome, JobState, JournalEvent, Queue
+from venturi.storage import EnqueueRequest
 from venturi.storage.postgres import PostgresStorage, PostgresSyncStorage
 
 from tests.integration._workers.pg_tasks import Keyed
@@ -151,3 +153,67 @@ def test_producers_carry_on_after_their_connections_are_killed(pg_url: str) -> N
         assert queue.get(first.job_id).state is JobState.PENDING
         assert all(queue.get(r.job_id).state is JobState.PENDING for r in again)
         assert [r.outcome for r in merged] == [EnqueueOutcome.INSERTED, EnqueueOutcome.KEPT]
+
+
+def test_a_large_batch_carries_on_after_its_connection_is_killed_midway(
+    pg_url: str, pg_schema: str
+) -> None:
+    # The producer's connection dies while the batch is being sent (killed when
+    # the 500th request is taken, four chunks in). The transaction is lost, so
+    # the batch is sent again whole: the requests already taken are replayed,
+    # then the rest are taken. Nothing lost, nothing twice, each encoded once.
+    from venturi._enqueue import build_request, utcnow
+
+    taken: list[int] = []
+
+    def requests() -> Iterator[EnqueueRequest]:
+        for n in range(1000):
+            if n == 500:
+                with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
+                    admin.execute(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
+                        "datname = current_database() AND application_name = 'venturi-producer'"
+                    )
+            taken.append(n)
+            yield build_request(Noop(n), now=utcnow())
+
+    storage = PostgresSyncStorage(pg_url, pool_size=1)
+    try:
+        storage.migrate()
+        results = storage.enqueue(requests())
+    finally:
+        storage.close()
+    assert taken == list(range(1000))
+    rows = _pending(pg_schema, Noop.KIND)
+    assert sorted(job_id for job_id, _ in rows) == [r.job_id for r in results]
+    assert len(set(r.job_id for r in results)) == 1000
+
+
+def test_a_large_batch_joins_the_application_transaction(pg_url: str, pg_schema: str) -> None:
+    with Queue(PostgresSyncStorage(pg_url, pool_size=1)) as queue:
+        with psycopg.connect(ADMIN_URL) as app:
+            app.execute("CREATE TEMP TABLE app_rows (x int)")
+            app.execute("INSERT INTO app_rows VALUES (1)")
+            queue.enqueue_many([Noop(n) for n in range(1000)], conn=app)
+            app.rollback()
+            assert _pending(pg_schema, Noop.KIND) == []
+            kept = queue.enqueue_many([Noop(n) for n in range(1000)], conn=app)
+            assert _pending(pg_schema, Noop.KIND) == []  # not visible before COMMIT
+            app.commit()
+    assert sorted(job_id for job_id, _ in _pending(pg_schema, Noop.KIND)) == [
+        r.job_id for r in kept
+    ]
+
+
+async def test_a_large_async_batch_joins_the_application_transaction(
+    pg_url: str, pg_schema: str
+) -> None:
+    async with AsyncQueue(PostgresStorage(pg_url, pool_size=1)) as queue:
+        async with await psycopg.AsyncConnection.connect(ADMIN_URL) as app:
+            await queue.enqueue_many([Noop(n) for n in range(1000)], conn=app)
+            await app.rollback()
+            kept = await queue.enqueue_many([Noop(n) for n in range(1000)], conn=app)
+            await app.commit()
+    assert sorted(job_id for job_id, _ in _pending(pg_schema, Noop.KIND)) == [
+        r.job_id for r in kept
+    ]

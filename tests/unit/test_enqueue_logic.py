@@ -23,7 +23,7 @@ from venturi import (
     With,
     codec,
 )
-from venturi._enqueue import build_request, resolve_run_at
+from venturi._enqueue import build_request, build_requests, resolve_run_at
 from venturi._journal import JournalEntry, JournalEvent
 from venturi.errors import ConfigurationError
 from venturi.storage import JobState, StoredJob
@@ -130,6 +130,53 @@ def test_queue_override_and_run_at() -> None:
     request = build_request(Scores("g", ()), now=NOW, run_at=at, queue="slow")
     assert request.job.queue == "slow"
     assert request.job.run_at == at
+
+
+@dataclass(frozen=True, slots=True)
+class Plain(Task[Any]):
+    """No dedup key, its own queue: the other shape a batch can mix in."""
+
+    KIND: ClassVar[str] = "unit_plain"
+    QUEUE: ClassVar[str] = "plain"
+    n: int
+
+    def to_json(self) -> Any:
+        return {"n": self.n}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Self:
+        keys = frozenset({"n"})
+        return cls(codec.expect_int(codec.expect_object(data, "$", required=keys, allowed=keys)["n"], "$.n"))
+
+
+@pytest.mark.parametrize(
+    ("options"),
+    [{}, {"queue": "slow"}, {"delay": timedelta(seconds=7)}, {"run_at": datetime(2030, 1, 1, tzinfo=UTC)}],
+)
+def test_a_batch_builds_what_one_by_one_builds(options: dict[str, Any]) -> None:
+    tasks: list[Task[Any]] = [Plain(1), Scores("g", (2,), urgent=True), Plain(3), Scores("h", ())]
+    batch = list(build_requests(tasks, now=NOW, **options))
+    alone = [build_request(task, now=NOW, **options) for task in tasks]
+    assert [r.job._replace(id="") for r in batch] == [r.job._replace(id="") for r in alone]
+    assert [r.decide is None for r in batch] == [False if t.dedup_key() else True for t in tasks]
+    ids = [r.job.id for r in batch]
+    assert ids == sorted(ids) and len(set(ids)) == len(ids) and all(len(i) == 26 for i in ids)
+    assert ids[-1] < alone[0].job.id  # one run of ids, then the next call continues after it
+
+
+def test_a_batch_checks_its_time_at_once_and_each_task_as_it_is_taken() -> None:
+    class NoKind:
+        pass
+
+    with pytest.raises(ConfigurationError, match="timezone-aware"):
+        build_requests([Plain(1)], now=NOW, run_at=datetime(2030, 1, 1))
+    lazy = build_requests([Plain(1), NoKind(), Plain(2)], now=NOW)  # type: ignore[list-item]
+    assert next(lazy).job.kind == "unit_plain"
+    with pytest.raises(ConfigurationError, match="has no KIND"):
+        next(lazy)
+    with pytest.raises(codec.CodecError, match="not valid JSON"):
+        list(build_requests([Plain(1), Plain(float("nan"))], now=NOW))  # type: ignore[arg-type]
+    assert list(build_requests([], now=NOW)) == []
 
 
 def test_run_at_and_delay_are_exclusive_and_validated() -> None:

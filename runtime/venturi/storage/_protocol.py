@@ -11,7 +11,7 @@ fenced by the lease token: a stale worker can never overwrite a newer run.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
@@ -44,9 +44,13 @@ class SyncStorage(Protocol):
         ...
 
     def enqueue(
-        self, requests: Sequence[EnqueueRequest], *, conn: Any = None
+        self, requests: Iterable[EnqueueRequest], *, conn: Any = None
     ) -> list[EnqueueResult]:
         """Insert or merge each request atomically, in order; all or nothing.
+
+        ``requests`` may be lazy (``Queue.enqueue_many`` encodes its tasks as
+        they are taken, so a backend can overlap encoding with its own work):
+        an error raised while taking them must leave nothing enqueued.
 
         ``conn`` joins the application's own open transaction where the
         backend has the ``transactional_enqueue`` capability.
@@ -90,7 +94,7 @@ class Storage(Protocol):
     async def schema_version(self) -> int: ...
 
     async def enqueue(
-        self, requests: Sequence[EnqueueRequest], *, conn: Any = None
+        self, requests: Iterable[EnqueueRequest], *, conn: Any = None
     ) -> list[EnqueueResult]: ...
 
     async def get(self, job_id: str) -> StoredJob | None: ...

@@ -3,10 +3,16 @@
 Written once as ``Steps`` (see ``_steps``) and run by both storages inside
 one transaction (the storage's own, or a savepoint in the application's).
 Requests without a dedup key can never collide with anything, so they go in
-together in one statement (one VALUES row for a single job, one document for
-several), whatever their position in the batch; requests with a key are then
-applied one by one, in order, so that a later request collides with an
-earlier one.
+together (one VALUES row for a single job, one document for several),
+whatever their position in the batch; requests with a key are then applied
+one by one, in order, so that a later request collides with an earlier one.
+
+A large batch goes in chunks of ``CHUNK`` jobs, one statement each, sent in
+pipeline mode inside the transaction (``Stmt(wait=False)``). ``Queue``
+hands over its requests lazily, so the client encodes the next chunk while
+the server inserts the one before: on the development machine a batch of
+1,000 went from ~147k jobs/s in one statement to ~270k/s this way. A batch
+no larger than a chunk stays one statement in autocommit.
 
 A keyed request first tries to insert (``ON CONFLICT DO NOTHING`` on the
 partial unique index): a new key, the common case, costs one statement.
@@ -19,7 +25,9 @@ connections cannot both insert.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from itertools import chain, islice
 
 from venturi._merge import MergeKind
 from venturi.storage._types import (
@@ -50,24 +58,77 @@ _OUTCOME = {
 }
 
 
+#: Jobs per insert statement of a large batch: small enough that encoding the
+#: next chunk overlaps the server's insert of this one, large enough to keep
+#: the statements few (measured best between 100 and 125).
+CHUNK = 125
+
+
+class Replay(Iterable[EnqueueRequest]):
+    """A lazy source of requests that can be iterated again: an operation retried
+    after a lost connection sees the requests it already took, then the rest."""
+
+    def __init__(self, source: Iterable[EnqueueRequest]) -> None:
+        self._taken: list[EnqueueRequest] = []
+        self._source = iter(source)
+
+    def __iter__(self) -> Iterator[EnqueueRequest]:
+        yield from list(self._taken)
+        for request in self._source:
+            self._taken.append(request)
+            yield request
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """How a storage runs one enqueue call (decided once for both storages).
+
+    ``alone``: a single keyed request, tried first by ``insert_alone`` in
+    autocommit. ``atomic``: whether the statements need a transaction (more
+    than one of them). ``requests`` is a list, or a ``Replay`` of a lazy
+    source larger than one chunk."""
+
+    requests: Iterable[EnqueueRequest]
+    alone: EnqueueRequest | None
+    atomic: bool
+
+
+def plan(requests: Iterable[EnqueueRequest]) -> Plan | None:
+    """The plan for ``requests``; None when there are none."""
+    source = iter(requests)
+    head = list(islice(source, CHUNK + 1))
+    if not head:
+        return None
+    if len(head) > CHUNK:
+        return Plan(Replay(chain(head, source)), None, atomic=True)
+    if len(head) == 1 and head[0].job.dedup_key is not None:
+        return Plan(head, head[0], atomic=True)
+    return Plan(head, None, atomic=not all(r.job.dedup_key is None for r in head))
+
+
 def enqueue(
     queries: dict[str, str],
-    requests: Sequence[EnqueueRequest],
+    requests: Iterable[EnqueueRequest],
     *,
     again: bool = False,
     merge_first: bool = False,
 ) -> Steps[list[EnqueueResult]]:
     """``again``: a retry after a lost reply of a single-statement enqueue (see
-    ``is_single_statement``), which must skip the rows the first attempt committed.
+    ``plan``), which must skip the rows the first attempt committed.
     ``merge_first``: the first keyed request already failed to insert (see
     ``insert_alone``), so look for the job holding its key first."""
-    plain = [r.job for r in requests if r.job.dedup_key is None]
-    if plain:
-        yield _insert(queries, plain, again)
-    if len(plain) == len(requests):
-        return [EnqueueResult(job.id, EnqueueOutcome.INSERTED) for job in plain]
+    taken: list[EnqueueRequest] = []
+    source = iter(requests)
+    while chunk := list(islice(source, CHUNK)):
+        taken.extend(chunk)
+        plain = [r.job for r in chunk if r.job.dedup_key is None]
+        if plain:
+            # A full chunk may have more behind it: send it without waiting.
+            yield _insert(queries, plain, again, wait=len(chunk) < CHUNK)
+    if all(r.job.dedup_key is None for r in taken):
+        return [EnqueueResult(r.job.id, EnqueueOutcome.INSERTED) for r in taken]
     results: list[EnqueueResult] = []
-    for request in requests:
+    for request in taken:
         if request.job.dedup_key is None:
             results.append(EnqueueResult(request.job.id, EnqueueOutcome.INSERTED))
         else:
@@ -76,13 +137,15 @@ def enqueue(
     return results
 
 
-def _insert(queries: dict[str, str], jobs: list[NewJob], again: bool) -> Stmt:
+def _insert(queries: dict[str, str], jobs: list[NewJob], again: bool, *, wait: bool = True) -> Stmt:
     """The statement inserting ``jobs`` (none with a dedup key): one plain row, or one
     document for a batch. A single row as VALUES costs about a third less client CPU
     than a one-row document (no JSON to build, no array parameter to dump)."""
     if len(jobs) == 1:
         return Stmt(queries["insert_job_again" if again else "insert_job"], job_params(jobs[0]))
-    return Stmt(queries["insert_jobs_again" if again else "insert_jobs"], insert_params(jobs))
+    return Stmt(
+        queries["insert_jobs_again" if again else "insert_jobs"], insert_params(jobs), wait=wait
+    )
 
 
 def insert_alone(queries: dict[str, str], request: EnqueueRequest) -> Steps[EnqueueResult | None]:
@@ -91,11 +154,6 @@ def insert_alone(queries: dict[str, str], request: EnqueueRequest) -> Steps[Enqu
     caller then runs ``enqueue(..., merge_first=True)`` in a transaction."""
     inserted = yield Stmt(queries["insert_keyed"], keyed_params(request.job))
     return EnqueueResult(request.job.id, EnqueueOutcome.INSERTED) if inserted else None
-
-
-def is_single_statement(requests: Sequence[EnqueueRequest]) -> bool:
-    """Whether ``enqueue`` is one statement (no dedup keys): autocommit then suffices."""
-    return all(r.job.dedup_key is None for r in requests)
 
 
 def _enqueue_keyed(

@@ -12,7 +12,7 @@ transaction.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
@@ -127,29 +127,30 @@ class PostgresSyncStorage:
     # -- producer ------------------------------------------------------------------
 
     def enqueue(
-        self, requests: Sequence[EnqueueRequest], *, conn: Any = None
+        self, requests: Iterable[EnqueueRequest], *, conn: Any = None
     ) -> list[EnqueueResult]:
-        if not requests:
-            return []
         if conn is not None:
-            return enqueue_in(conn, self._queries, requests)
-        if len(requests) == 1 and requests[0].job.dedup_key is not None:
+            return enqueue_in(conn, self._queries, list(requests))
+        plan = _producer.plan(requests)
+        if plan is None:
+            return []
+        if (single := plan.alone) is not None:
             alone = self._run(
-                lambda: _producer.insert_alone(self._queries, requests[0]),
+                lambda: _producer.insert_alone(self._queries, single),
                 what="enqueue",
                 atomic=False,
             )
             if alone is not None:
                 return [alone]
             return self._run(
-                lambda: _producer.enqueue(self._queries, requests, merge_first=True),
+                lambda: _producer.enqueue(self._queries, plan.requests, merge_first=True),
                 what="enqueue",
             )
         return self._run(
-            lambda: _producer.enqueue(self._queries, requests),
+            lambda: _producer.enqueue(self._queries, plan.requests),
             what="enqueue",
-            atomic=not _producer.is_single_statement(requests),
-            again=lambda: _producer.enqueue(self._queries, requests, again=True),
+            atomic=plan.atomic,
+            again=lambda: _producer.enqueue(self._queries, plan.requests, again=True),
         )
 
     # -- operator ------------------------------------------------------------------

@@ -11,7 +11,7 @@ holding the write lock — are bounded by the storage's ``max_lock_wait``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -47,7 +47,7 @@ class AsyncSqliteStorage:
         return self.sync.schema_version()
 
     async def enqueue(
-        self, requests: Sequence[EnqueueRequest], *, conn: Any = None
+        self, requests: Iterable[EnqueueRequest], *, conn: Any = None
     ) -> list[EnqueueResult]:
         return self.sync.enqueue(requests, conn=conn)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
@@ -130,7 +130,7 @@ class SqliteStorage:
     # -- producer ------------------------------------------------------------------
 
     def enqueue(
-        self, requests: Sequence[EnqueueRequest], *, conn: Any = None
+        self, requests: Iterable[EnqueueRequest], *, conn: Any = None
     ) -> list[EnqueueResult]:
         if conn is not None:
             raise UnsupportedCapability(
@@ -138,9 +138,13 @@ class SqliteStorage:
                 "PostgreSQL backend supports; the SQLite backend commits jobs in its own "
                 "transaction. Call enqueue without conn, or use a postgresql:// database."
             )
-        if not requests:
+        # Taken (and so encoded) before the write transaction: one process
+        # works for both here, so there is nothing to overlap, and the
+        # transaction holding the database's write lock stays short.
+        batch = list(requests)
+        if not batch:
             return []
-        return self._write(lambda: _producer.enqueue(self._conn, self._queries, requests))
+        return self._write(lambda: _producer.enqueue(self._conn, self._queries, batch))
 
     # -- operator ------------------------------------------------------------------
 
