@@ -28,6 +28,8 @@ from venturi._journal import JournalEntry, JournalEvent
 from venturi.errors import ConfigurationError
 from venturi.storage import JobState, StoredJob
 
+from tests.conformance import tasks as conformance
+
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 
 
@@ -132,21 +134,17 @@ def test_queue_override_and_run_at() -> None:
     assert request.job.run_at == at
 
 
-@dataclass(frozen=True, slots=True)
-class Plain(Task[Any]):
-    """No dedup key, its own queue: the other shape a batch can mix in."""
-
-    KIND: ClassVar[str] = "unit_plain"
-    QUEUE: ClassVar[str] = "plain"
-    n: int
+class Unencodable(conformance.Plain):
+    KIND: ClassVar[str] = "unit_unencodable"
 
     def to_json(self) -> Any:
-        return {"n": self.n}
+        return {"n": float("nan")}
 
-    @classmethod
-    def from_json(cls, data: Any) -> Self:
-        keys = frozenset({"n"})
-        return cls(codec.expect_int(codec.expect_object(data, "$", required=keys, allowed=keys)["n"], "$.n"))
+
+class Plain(conformance.Plain):
+    """No dedup key, its own queue: the other shape a batch can mix in."""
+
+    QUEUE: ClassVar[str] = "plain"
 
 
 @pytest.mark.parametrize(
@@ -171,11 +169,11 @@ def test_a_batch_checks_its_time_at_once_and_each_task_as_it_is_taken() -> None:
     with pytest.raises(ConfigurationError, match="timezone-aware"):
         build_requests([Plain(1)], now=NOW, run_at=datetime(2030, 1, 1))
     lazy = build_requests([Plain(1), NoKind(), Plain(2)], now=NOW)  # type: ignore[list-item]
-    assert next(lazy).job.kind == "unit_plain"
+    assert next(lazy).job.kind == Plain.KIND
     with pytest.raises(ConfigurationError, match="has no KIND"):
         next(lazy)
     with pytest.raises(codec.CodecError, match="not valid JSON"):
-        list(build_requests([Plain(1), Plain(float("nan"))], now=NOW))  # type: ignore[arg-type]
+        list(build_requests([Plain(1), Unencodable(2)], now=NOW))
     assert list(build_requests([], now=NOW)) == []
 
 
