@@ -21,6 +21,7 @@ from venturi.errors import (
     BackendUnavailable,
     ConfigurationError,
     JobNotFound,
+    StorageClosed,
     UnsupportedCapability,
     VenturiError,
 )
@@ -52,6 +53,7 @@ __all__ = [
     "Priority",
     "Queue",
     "Replace",
+    "StorageClosed",
     "Task",
     "UnsupportedCapability",
     "VenturiError",

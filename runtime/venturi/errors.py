@@ -19,6 +19,10 @@ class UnsupportedCapability(VenturiError):
     """The backend lacks a capability the call needs (e.g. transactional enqueue on SQLite)."""
 
 
+class StorageClosed(VenturiError):
+    """The queue or storage was closed (``close()``, or the end of its ``with`` block)."""
+
+
 class JobNotFound(VenturiError):
     """No job has the given id."""
 

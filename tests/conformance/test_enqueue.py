@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import json
+import time
 from datetime import timedelta
 
 import pytest
-from venturi import AsyncQueue, EnqueueOutcome, JobState, Priority, Queue, UnsupportedCapability
+from venturi import (
+    AsyncQueue,
+    EnqueueOutcome,
+    JobState,
+    Priority,
+    Queue,
+    StorageClosed,
+    UnsupportedCapability,
+)
 from venturi._enqueue import utcnow
 from venturi.storage import JobFilter
 
@@ -103,3 +112,21 @@ async def test_enqueue_with_conn_needs_the_capability(backend: Backend) -> None:
 async def test_empty_enqueue_is_a_no_op(backend: Backend) -> None:
     assert await backend.storage.enqueue([]) == []
     assert backend.sync.enqueue([]) == []
+
+
+async def test_a_closed_storage_says_so_at_once(backend: Backend) -> None:
+    queue = Queue(backend.sync)
+    queue.enqueue(Plain(1))
+    queue.close()
+    started = time.monotonic()
+    with pytest.raises(StorageClosed, match="closed"):
+        queue.enqueue(Plain(2))
+    with pytest.raises(StorageClosed):
+        backend.sync.list_jobs(JobFilter())
+    await backend.storage.close()
+    with pytest.raises(StorageClosed, match="closed"):
+        await backend.storage.enqueue([request(Plain(3))])
+    with pytest.raises(StorageClosed):
+        await backend.storage.get("01JD000000000000000000000A")
+    # Not after retrying for reconnect_timeout, nor by opening a new pool behind the owner's back.
+    assert time.monotonic() - started < 2

@@ -40,7 +40,7 @@ from venturi.storage.postgres import _leases, _operator, _producer, _schema
 from venturi.storage.postgres._config import CAPABILITIES, parse, queries
 from venturi.storage.postgres._dedicated import Dedicated
 from venturi.storage.postgres._listener import Listener
-from venturi.storage.postgres._retry import Backoff, is_retryable, translated
+from venturi.storage.postgres._retry import Backoff, closed_error, is_retryable, translated
 from venturi.storage.postgres._rows import (
     aware,
     claimed_jobs,
@@ -74,6 +74,7 @@ class PostgresStorage:
         self._pool_size = max(1, pool_size)
         self._pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] | None = None
         self._pool_lock = asyncio.Lock()
+        self._closed = False
         conninfo = self.settings.conninfo_for
         self.claims = Dedicated(conninfo("venturi-claim"), reconnect_timeout_s=self._reconnect_s)
         self.completions = Dedicated(
@@ -87,6 +88,8 @@ class PostgresStorage:
 
     async def _open_pool(self) -> AsyncConnectionPool[psycopg.AsyncConnection[Any]]:
         async with self._pool_lock:
+            if self._closed:
+                raise closed_error()  # not opened again behind its owner's back
             if self._pool is None:
                 pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] = AsyncConnectionPool(
                     self.settings.conninfo_for("venturi-producer"),
@@ -301,6 +304,7 @@ class PostgresStorage:
         return await self.listener.wait(queues, timeout)
 
     async def close(self) -> None:
+        self._closed = True
         await self.listener.close()
         await self.claims.close()
         await self.completions.close()

@@ -13,8 +13,9 @@ import time
 
 import psycopg
 from psycopg import errors
+from psycopg_pool import PoolClosed
 
-from venturi.errors import BackendUnavailable, SchemaOutOfDate
+from venturi.errors import BackendUnavailable, SchemaOutOfDate, StorageClosed
 
 #: SQLSTATEs of a transaction the server rolled back that will likely pass
 #: when run again: serialization failure, deadlock.
@@ -29,8 +30,8 @@ MAX_DELAY_S = 2.0
 
 def is_connection_error(exc: BaseException) -> bool:
     """The connection is lost or cannot be made (the client's own errors carry no SQLSTATE)."""
-    if not isinstance(exc, psycopg.OperationalError):
-        return False
+    if not isinstance(exc, psycopg.OperationalError) or isinstance(exc, PoolClosed):
+        return False  # a pool closed by its owner does not come back
     state = exc.sqlstate
     return state is None or state.startswith("08") or state in _SERVER_GONE
 
@@ -80,10 +81,20 @@ class Backoff:
 
 
 def translated(exc: psycopg.Error, schema: str) -> Exception:
-    """A missing venturi table means the schema was never migrated: say what to do."""
+    """A missing venturi table means the schema was never migrated: say what to do.
+    A closed pool means the storage was closed."""
+    if isinstance(exc, PoolClosed):
+        return closed_error()
     if isinstance(exc, errors.UndefinedTable):
         return SchemaOutOfDate(
             f"the venturi tables are missing in schema {schema!r} ({str(exc).splitlines()[0]}); "
             "run `venturi migrate` or open the queue with migrate=True"
         )
     return exc
+
+
+def closed_error() -> StorageClosed:
+    return StorageClosed(
+        "this PostgreSQL storage is closed (close() or the end of its with block); "
+        "open a new Queue or storage"
+    )

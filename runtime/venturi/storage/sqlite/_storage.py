@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from venturi.errors import SchemaOutOfDate, UnsupportedCapability
+from venturi.errors import SchemaOutOfDate, StorageClosed, UnsupportedCapability
 from venturi.storage._sql import load_queries
 from venturi.storage._types import (
     CancelOutcome,
@@ -78,6 +78,7 @@ class SqliteStorage:
         self._conn = connect(path, synchronous=synchronous)
         self._pid = os.getpid()
         self._lock = threading.Lock()
+        self._closed = False
         self._max_wait_s = max_lock_wait.total_seconds()
         self._retention = retention
         self._queries = _QUERIES
@@ -88,6 +89,8 @@ class SqliteStorage:
 
     def _write(self, work: Callable[[], T]) -> T:
         """A ``BEGIN IMMEDIATE`` transaction, serialised with this object's other calls."""
+        if self._closed:
+            raise _closed_error()
         if self._pid != os.getpid():
             self._reopen_after_fork()
         with self._lock:
@@ -98,6 +101,8 @@ class SqliteStorage:
 
     def _read(self, read: Callable[[], T]) -> T:
         """A read outside any transaction: serialised, and retried on ``SQLITE_BUSY``."""
+        if self._closed:
+            raise _closed_error()
         if self._pid != os.getpid():
             self._reopen_after_fork()
         with self._lock:
@@ -119,6 +124,8 @@ class SqliteStorage:
     # -- schema ------------------------------------------------------------------
 
     def migrate(self) -> int:
+        if self._closed:
+            raise _closed_error()
         if self._pid != os.getpid():
             self._reopen_after_fork()
         with self._lock:
@@ -210,7 +217,15 @@ class SqliteStorage:
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             self._conn.close()
+
+
+def _closed_error() -> StorageClosed:
+    return StorageClosed(
+        "this SQLite storage is closed (close() or the end of its with block); "
+        "open a new Queue or storage"
+    )
 
 
 def _schema_error(exc: sqlite3.OperationalError) -> Exception:
