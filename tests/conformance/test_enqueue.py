@@ -130,3 +130,4 @@ async def test_a_closed_storage_says_so_at_once(backend: Backend) -> None:
         await backend.storage.get("01JD000000000000000000000A")
     # Not after retrying for reconnect_timeout, nor by opening a new pool behind the owner's back.
     assert time.monotonic() - started < 2
+

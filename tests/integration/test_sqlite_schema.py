@@ -11,9 +11,13 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from venturi import AsyncQueue
+from venturi.errors import SchemaOutOfDate
 from venturi.storage._sql import Migration, load_queries
 from venturi.storage.sqlite import SqliteStorage, _schema
 from venturi.storage.sqlite._connection import split_statements
+
+from tests.integration.tasks import Noop
 
 
 def schema_of(path: Path) -> list[tuple[str, str, str, str | None]]:
@@ -112,3 +116,13 @@ def test_wal_and_durability_settings(tmp_path: Path) -> None:
     assert normal._conn.execute("PRAGMA synchronous").fetchone() == (1,)
     full.close()
     normal.close()
+
+
+async def test_an_async_queue_used_before_open_says_how_to_migrate(tmp_path: Path) -> None:
+    # A fresh database, and an AsyncQueue whose open() (which migrates) was forgotten.
+    queue = AsyncQueue(f"sqlite:///{tmp_path / 'fresh.db'}")
+    with pytest.raises(SchemaOutOfDate, match=r"await queue\.open\(\)"):
+        await queue.enqueue(Noop(1))
+    await queue.open()
+    assert (await queue.enqueue(Noop(1))).inserted
+    await queue.close()

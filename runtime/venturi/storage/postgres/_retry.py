@@ -88,7 +88,8 @@ def translated(exc: psycopg.Error, schema: str) -> Exception:
     if isinstance(exc, errors.UndefinedTable):
         return SchemaOutOfDate(
             f"the venturi tables are missing in schema {schema!r} ({str(exc).splitlines()[0]}); "
-            "run `venturi migrate` or open the queue with migrate=True"
+            "run `venturi migrate`, or open the queue with migrate=True (an AsyncQueue "
+            "migrates in `await queue.open()` or `async with`)"
         )
     return exc
 

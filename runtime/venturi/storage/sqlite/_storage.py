@@ -232,7 +232,8 @@ def _schema_error(exc: sqlite3.OperationalError) -> Exception:
     """A missing table means the database was never migrated: say what to do."""
     if "no such table" in str(exc):
         return SchemaOutOfDate(
-            f"the venturi tables are missing ({exc}); run `venturi migrate` "
-            "or open the queue with migrate=True"
+            f"the venturi tables are missing ({exc}); run `venturi migrate`, or open the "
+            "queue with migrate=True (an AsyncQueue migrates in `await queue.open()` or "
+            "`async with`)"
         )
     return exc
