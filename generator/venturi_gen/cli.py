@@ -1,6 +1,7 @@
 """The ``venturi-gen`` command.
 
     venturi-gen [INPUTS...] [--check] [--format text|json|github] [--config PYPROJECT] [--no-cache]
+    venturi-gen review --against REV_OR_DIR [--format text|json|github] [--config PYPROJECT]
     venturi-gen schema [--path]
 
 Without INPUTS, the declaration files are the ``[tool.venturi] inputs``
@@ -80,11 +81,66 @@ def _schema_command(args: list[str], out: TextIO) -> int:
     return 0
 
 
+def _review_command(args: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="venturi-gen review",
+        description="Compare the declarations with a base version (a git revision or a "
+        "directory) and report what the change does to jobs already stored: errors for "
+        "breaking changes, warnings for changes that need care when rolling out.",
+        epilog="exit status: 0 no breaking change, 1 breaking changes or declaration errors, "
+        "2 usage error. Rules and codes: docs/declarations.md (Reviewing a change).",
+    )
+    parser.add_argument(
+        "--against", required=True, metavar="REV_OR_DIR",
+        help="the base: a git revision (main, origin/main, a commit) or a directory",
+    )  # fmt: skip
+    parser.add_argument("--format", choices=("text", "json", "github"), default="text")
+    parser.add_argument("--config", type=Path, metavar="PYPROJECT")
+    options = parser.parse_args(args)
+    from venturi_gen import config as config_module
+    from venturi_gen.diagnostics import sort_unique
+    from venturi_gen.review import review
+    from venturi_gen.review_sources import base_version, head_version
+
+    config = config_module.load(Path.cwd(), options.config)
+    if config.pyproject is None:
+        raise ConfigError("review needs [tool.venturi] inputs in pyproject.toml")
+    head, found = head_version(config, config_module.expand(config))
+    reviewed = not found  # the declarations' own errors come first
+    if reviewed:
+        base, base_found = base_version(config, options.against)
+        found = base_found + review(base, head)
+    diagnostics = sort_unique(found)
+    errors = sum(d.severity is Severity.ERROR for d in diagnostics)
+    warnings = len(diagnostics) - errors
+    if options.format == "json":
+        sys.stdout.write(dumps_json({
+            "ok": errors == 0, "against": options.against, "reviewed": reviewed,
+            "diagnostics": [d.to_json() for d in diagnostics],
+        }) + "\n")  # fmt: skip
+    elif options.format == "github":
+        for diagnostic in diagnostics:
+            print(github_line(diagnostic))
+    else:
+        for diagnostic in diagnostics:
+            print(diagnostic.text(), file=sys.stderr)
+        if not reviewed:
+            print(f"venturi-gen review: {errors} error(s) in the declarations; nothing was "
+                  "reviewed", file=sys.stderr)  # fmt: skip
+        else:
+            verdict = "no breaking change" if errors == 0 else f"{errors} breaking change(s)"
+            print(f"venturi-gen review: {verdict}, {warnings} warning(s) against {options.against}",
+                  file=sys.stderr)  # fmt: skip
+    return 1 if errors else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         if args[:1] == ["schema"]:
             return _schema_command(args[1:], sys.stdout)
+        if args[:1] == ["review"]:
+            return _review_command(args[1:])
         options = _parser().parse_args(args)
         return _generate(options)
     except SystemExit as exc:  # argparse: --help (0) or a usage error (2)

@@ -1,0 +1,99 @@
+"""The two versions ``venturi-gen review`` compares: the working tree, and a base.
+
+The base is a git revision (``main``, ``origin/main``, a commit) read with
+``git ls-tree`` and ``git show`` without touching the working tree, or a
+directory holding an earlier copy of the project. Either way the same
+``[tool.venturi] inputs`` patterns pick the declaration files, and each file
+goes through the same checks as in generation; a base file that does not
+validate is skipped with a warning rather than compared.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import subprocess
+from pathlib import Path, PurePosixPath
+
+from venturi_gen import frontend, loader
+from venturi_gen.config import Config, ConfigError
+from venturi_gen.diagnostics import Diagnostic, Severity
+from venturi_gen.layout import display_path
+from venturi_gen.model import ModuleDecl
+from venturi_gen.review import Version
+
+
+def head_version(config: Config, files: list[Path]) -> tuple[Version, list[Diagnostic]]:
+    """The working tree's declarations; their own errors are returned, not compared."""
+    sources = [(display_path(path, config.root), path, path.read_bytes()) for path in files]
+    return _version(sources, config.root, base=False)
+
+
+def base_version(config: Config, against: str) -> tuple[Version, list[Diagnostic]]:
+    directory = Path(against)
+    if directory.is_dir():
+        root = directory.resolve()
+        found = sorted(
+            {p for pattern in config.inputs for p in root.glob(pattern) if p.is_file()}
+        )
+        sources = [(display_path(p, root), config.root / p.relative_to(root), p.read_bytes())
+                   for p in found]  # fmt: skip
+    else:
+        names = [n for n in _git(config.root, "ls-tree", "-r", "--name-only", against, ".").splitlines()
+                 if any(_matches(n, pattern) for pattern in config.inputs)]  # fmt: skip
+        sources = [(name, config.root / name, _git_bytes(config.root, "show", f"{against}:./{name}"))
+                   for name in sorted(names)]  # fmt: skip
+    return _version(sources, config.root, base=True)
+
+
+def _version(
+    sources: list[tuple[str, Path, bytes]], root: Path, *, base: bool
+) -> tuple[Version, list[Diagnostic]]:
+    files: dict[str, tuple[ModuleDecl, loader.Document]] = {}
+    diagnostics: list[Diagnostic] = []
+    for display, path, content in sources:
+        checked = frontend.check_file(display, path, content, root)
+        if checked.module is None:
+            if base:
+                diagnostics.append(Diagnostic(
+                    display, 1, 1, "REVIEW_BASE_INVALID",
+                    "the base version of this file does not validate; it was not reviewed",
+                    Severity.WARNING,
+                ))  # fmt: skip
+            else:
+                diagnostics.extend(checked.diagnostics)
+            continue
+        files[display] = (checked.module, loader.load(display, content))
+    return Version(files), diagnostics
+
+
+def _matches(name: str, pattern: str) -> bool:
+    """``name`` (a relative posix path) matches a glob pattern where ``**`` spans directories."""
+    return _match_parts(PurePosixPath(name).parts, PurePosixPath(pattern).parts)
+
+
+def _match_parts(parts: tuple[str, ...], pattern: tuple[str, ...]) -> bool:
+    if not pattern:
+        return not parts
+    if pattern[0] == "**":
+        return any(_match_parts(parts[i:], pattern[1:]) for i in range(len(parts) + 1))
+    return bool(parts) and fnmatch.fnmatchcase(parts[0], pattern[0]) and _match_parts(
+        parts[1:], pattern[1:]
+    )
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return _git_bytes(cwd, *args).decode("utf-8", "replace")
+
+
+def _git_bytes(cwd: Path, *args: str) -> bytes:
+    try:
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
+    except FileNotFoundError:
+        raise ConfigError("--against: git is not installed, and no directory of that name exists") from None
+    if done.returncode != 0:
+        detail = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise ConfigError(
+            f"--against {args[-2] if args[0] == 'ls-tree' else args[-1]}: neither a directory nor "
+            f"a git revision here ({detail[-1] if detail else 'git failed'})"
+        )
+    return done.stdout
