@@ -50,8 +50,6 @@ _ENCODER = json.JSONEncoder(
 )
 
 
-
-
 def _made_once() -> Callable[[Any], str]:
     """``_ENCODER.encode``, without building json's C encoder anew on every call.
 
