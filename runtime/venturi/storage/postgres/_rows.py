@@ -14,9 +14,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from venturi._journal import JournalEntry, JournalEvent
+from venturi.storage._job_row import stored_job as job_from_row
 from venturi.storage._types import (
     ClaimedJob,
-    JobState,
     NewJob,
     Resolution,
     RunResult,
@@ -167,31 +167,7 @@ def journal_from_json(items: Sequence[Sequence[Any]] | None) -> tuple[JournalEnt
 
 def stored_job(row: Sequence[Any], journal: tuple[JournalEntry, ...] = ()) -> StoredJob:
     """A row in ``JOB_COLUMNS`` order (extra trailing columns are ignored)."""
-    (
-        job_id, kind, queue, priority, state, payload, carry, dedup_key, concurrency_key,
-        run_at, created_at, run_count, failure_count, output, error_code, error_message,
-        finished_at,
-    ) = row[:17]  # fmt: skip
-    return StoredJob(
-        id=job_id,
-        kind=kind,
-        queue=queue,
-        priority=priority,
-        state=JobState(state),
-        payload=payload,
-        carry=carry,
-        dedup_key=dedup_key,
-        concurrency_key=concurrency_key,
-        run_at=utc(run_at),
-        created_at=utc(created_at),
-        run_count=run_count,
-        failure_count=failure_count,
-        output=output,
-        error_code=error_code,
-        error_message=error_message,
-        finished_at=None if finished_at is None else utc(finished_at),
-        journal=journal,
-    )
+    return job_from_row(row, journal, utc)
 
 
 def claimed_jobs(

@@ -14,7 +14,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from venturi._journal import JournalEntry, JournalEvent
-from venturi.storage._types import JobState, NewJob, StoredJob
+from venturi.storage._job_row import stored_job as job_from_row
+from venturi.storage._types import NewJob, StoredJob
 
 #: The column order of every query that reads a whole job (see queries.sql).
 JOB_COLUMNS = (
@@ -58,10 +59,6 @@ class EpochMemo:
 
 def from_epoch(value: float) -> datetime:
     return datetime.fromtimestamp(value, UTC)
-
-
-def optional_from_epoch(value: float | None) -> datetime | None:
-    return None if value is None else datetime.fromtimestamp(value, UTC)
 
 
 def insert_params(job: NewJob, created_at: float) -> tuple[Any, ...]:
@@ -108,28 +105,4 @@ def journals_by_job(rows: Iterable[Sequence[Any]]) -> dict[str, list[JournalEntr
 
 def stored_job(row: Sequence[Any], journal: Sequence[JournalEntry] = ()) -> StoredJob:
     """A row in ``JOB_COLUMNS`` order, with the journal read separately."""
-    (
-        job_id, kind, queue, priority, state, payload, carry, dedup_key, concurrency_key,
-        run_at, created_at, run_count, failure_count, output, error_code, error_message,
-        finished_at, _journal_count,
-    ) = row
-    return StoredJob(
-        id=job_id,
-        kind=kind,
-        queue=queue,
-        priority=priority,
-        state=JobState(state),
-        payload=payload,
-        carry=carry,
-        dedup_key=dedup_key,
-        concurrency_key=concurrency_key,
-        run_at=from_epoch(run_at),
-        created_at=from_epoch(created_at),
-        run_count=run_count,
-        failure_count=failure_count,
-        output=output,
-        error_code=error_code,
-        error_message=error_message,
-        finished_at=optional_from_epoch(finished_at),
-        journal=tuple(journal),
-    )
+    return job_from_row(row, journal, from_epoch)
