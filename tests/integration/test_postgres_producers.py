@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -217,3 +218,36 @@ async def test_a_large_async_batch_joins_the_application_transaction(
     assert sorted(job_id for job_id, _ in _pending(pg_schema, Noop.KIND)) == [
         r.job_id for r in kept
     ]
+
+
+@pytest.mark.parametrize("plain", [True, False])
+def test_a_large_batch_without_keys_is_one_round_trip(
+    pg_url: str, tmp_path: Path, plain: bool
+) -> None:
+    # libpq's protocol trace of the producer's connection: each ReadyForQuery is
+    # one wait for the server. A batch of 1,000 without dedup keys (BEGIN, eight
+    # chunks, COMMIT in one pipeline) waits once; with a key it also waits for
+    # the merge and for the storage's own BEGIN and COMMIT.
+    from psycopg import pq
+
+    storage = PostgresSyncStorage(pg_url, pool_size=1)
+    trace = tmp_path / "protocol.trace"
+    with Queue(storage) as queue, trace.open("w") as out:
+        queue.enqueue(Noop(0))  # the pool's one connection is open and warm
+        with storage._pool.connection() as conn:
+            conn.pgconn.trace(out.fileno())
+            conn.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
+        tasks: list[Any] = [Noop(n) for n in range(1, 1001)]
+        if not plain:
+            tasks[500] = Keyed("k")
+        results = queue.enqueue_many(tasks)
+        with storage._pool.connection() as conn:
+            conn.pgconn.untrace()
+    messages = [line.split("\t")[2].split(" ")[0] for line in trace.read_text().splitlines()
+                if line[:2] in ("F\t", "B\t")]  # fmt: skip
+    assert len(results) == 1000
+    if plain:
+        assert messages.count("ReadyForQuery") == 1 and messages.count("Sync") == 1
+        assert "Query" not in messages  # no BEGIN or COMMIT of its own round trip
+    else:
+        assert messages.count("ReadyForQuery") > 1

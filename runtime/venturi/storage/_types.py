@@ -9,7 +9,7 @@ All datetimes are timezone-aware UTC.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import NamedTuple
@@ -96,6 +96,21 @@ MergeDecider = Callable[[StoredJob], MergeAction]
 class EnqueueRequest(NamedTuple):
     job: NewJob
     decide: MergeDecider | None  # None when the job has no dedup key
+
+
+@dataclass(frozen=True, slots=True)
+class RequestBatch:
+    """The requests of one ``enqueue_many``, encoded as they are taken (see
+    ``Queue.enqueue_many``), with what is known of them up front: ``plain`` when
+    none has a dedup key, so a backend may send them all without waiting for any
+    result. Iterable once."""
+
+    count: int
+    plain: bool
+    requests: Iterator[EnqueueRequest]
+
+    def __iter__(self) -> Iterator[EnqueueRequest]:
+        return self.requests
 
 
 class EnqueueOutcome(enum.StrEnum):

@@ -170,11 +170,12 @@ class PostgresStorage:
                 lambda: _producer.enqueue(self._queries, plan.requests, merge_first=True),
                 what="enqueue",
             )
+        how = {"pipelined": plan.pipelined, "own_transaction": plan.own_transaction}
         return await self._run(
-            lambda: _producer.enqueue(self._queries, plan.requests),
+            lambda: _producer.enqueue(self._queries, plan.requests, **how),
             what="enqueue",
             atomic=plan.atomic,
-            again=lambda: _producer.enqueue(self._queries, plan.requests, again=True),
+            again=lambda: _producer.enqueue(self._queries, plan.requests, again=True, **how),
         )
 
     # -- operator ------------------------------------------------------------------
@@ -325,4 +326,6 @@ async def _enqueue_in(
     if not conn.autocommit and conn.info.transaction_status == pq.TransactionStatus.IDLE:
         await conn.execute("SELECT 1")  # psycopg opens the implicit transaction first
     async with conn.transaction():
-        return await run_async(conn, _producer.enqueue(queries, requests))
+        return await run_async(
+            conn, _producer.enqueue(queries, requests, pipelined=len(requests) > _producer.CHUNK)
+        )

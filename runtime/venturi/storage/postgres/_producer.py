@@ -8,11 +8,18 @@ whatever their position in the batch; requests with a key are then applied
 one by one, in order, so that a later request collides with an earlier one.
 
 A large batch goes in chunks of ``CHUNK`` jobs, one statement each, sent in
-pipeline mode inside the transaction (``Stmt(wait=False)``). ``Queue``
-hands over its requests lazily, so the client encodes the next chunk while
-the server inserts the one before: on the development machine
-``enqueue_many`` of 1,000 went from ~147k jobs/s as one statement to ~200k/s
-this way. A batch no larger than a chunk stays one statement in autocommit.
+pipeline mode (``Stmt(wait=False)``). ``Queue`` hands over its requests
+lazily, so the client encodes the next chunk while the server inserts the one
+before: on the development machine ``enqueue_many`` of 1,000 went from ~147k
+jobs/s as one statement to ~200k/s this way. When no request of the batch has
+a dedup key (known up front from a list, or from ``Queue``'s
+``RequestBatch``), the steps send their own ``BEGIN`` and ``COMMIT`` in the
+same pipeline, so the whole batch is one round trip: an error before the end
+leaves the transaction open without its ``COMMIT``, and the connection's
+rollback ends it; a retry after a lost reply uses ``again``, which skips rows
+already committed (ids are the producer's). A batch with keys needs the
+results of its merges, so it runs in the storage's transaction. A batch no
+larger than a chunk stays one statement.
 
 A keyed request first tries to insert (``ON CONFLICT DO NOTHING`` on the
 partial unique index): a new key, the common case, costs one statement.
@@ -25,7 +32,7 @@ connections cannot both insert.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain, islice
 
@@ -36,6 +43,7 @@ from venturi.storage._types import (
     EnqueueResult,
     MergeAction,
     NewJob,
+    RequestBatch,
 )
 from venturi.storage.postgres._rows import (
     insert_params,
@@ -84,23 +92,36 @@ class Plan:
     """How a storage runs one enqueue call (decided once for both storages).
 
     ``alone``: a single keyed request, tried first by ``insert_alone`` in
-    autocommit. ``atomic``: whether the statements need a transaction (more
-    than one of them). ``requests`` is a list, or a ``Replay`` of a lazy
-    source larger than one chunk."""
+    autocommit. ``atomic``: whether the storage must run the steps in its
+    transaction. ``pipelined``: a batch of several chunks, sent without
+    waiting; ``own_transaction``: its steps send their own ``BEGIN`` and
+    ``COMMIT`` (see the module docstring). ``requests`` is a list, or a
+    ``Replay`` of a lazy source larger than one chunk."""
 
     requests: Iterable[EnqueueRequest]
     alone: EnqueueRequest | None
     atomic: bool
+    pipelined: bool = False
+    own_transaction: bool = False
 
 
 def plan(requests: Iterable[EnqueueRequest]) -> Plan | None:
     """The plan for ``requests``; None when there are none."""
+    if isinstance(requests, RequestBatch):
+        known_plain = requests.plain
+    elif isinstance(requests, Sequence):
+        known_plain = all(r.job.dedup_key is None for r in requests)
+    else:
+        known_plain = False  # a lazy source of unknown requests
     source = iter(requests)
     head = list(islice(source, CHUNK + 1))
     if not head:
         return None
     if len(head) > CHUNK:
-        return Plan(Replay(chain(head, source)), None, atomic=True)
+        replay = Replay(chain(head, source))
+        if known_plain:
+            return Plan(replay, None, atomic=False, pipelined=True, own_transaction=True)
+        return Plan(replay, None, atomic=True, pipelined=True)
     if len(head) == 1 and head[0].job.dedup_key is not None:
         return Plan(head, head[0], atomic=True)
     return Plan(head, None, atomic=not all(r.job.dedup_key is None for r in head))
@@ -112,19 +133,29 @@ def enqueue(
     *,
     again: bool = False,
     merge_first: bool = False,
+    pipelined: bool = False,
+    own_transaction: bool = False,
 ) -> Steps[list[EnqueueResult]]:
-    """``again``: a retry after a lost reply of a single-statement enqueue (see
+    """``again``: a retry after a lost reply of an autocommit enqueue (see
     ``plan``), which must skip the rows the first attempt committed.
     ``merge_first``: the first keyed request already failed to insert (see
-    ``insert_alone``), so look for the job holding its key first."""
+    ``insert_alone``), so look for the job holding its key first.
+    ``pipelined``: send the inserts without waiting for their results.
+    ``own_transaction``: wrap them in ``BEGIN`` and ``COMMIT`` sent the same way
+    (requests without dedup keys only)."""
     taken: list[EnqueueRequest] = []
     source = iter(requests)
+    if own_transaction:
+        yield Stmt(queries["begin"], wait=False)
     while chunk := list(islice(source, CHUNK)):
         taken.extend(chunk)
         plain = [r.job for r in chunk if r.job.dedup_key is None]
         if plain:
-            # A full chunk may have more behind it: send it without waiting.
-            yield _insert(queries, plain, again, wait=len(chunk) < CHUNK)
+            yield _insert(queries, plain, again, wait=not pipelined)
+        if own_transaction and len(plain) < len(chunk):
+            raise ValueError("a batch planned without dedup keys holds a request with one")
+    if own_transaction:
+        yield Stmt(queries["commit"], wait=False)
     if all(r.job.dedup_key is None for r in taken):
         return [EnqueueResult(r.job.id, EnqueueOutcome.INSERTED) for r in taken]
     results: list[EnqueueResult] = []

@@ -146,11 +146,12 @@ class PostgresSyncStorage:
                 lambda: _producer.enqueue(self._queries, plan.requests, merge_first=True),
                 what="enqueue",
             )
+        how = {"pipelined": plan.pipelined, "own_transaction": plan.own_transaction}
         return self._run(
-            lambda: _producer.enqueue(self._queries, plan.requests),
+            lambda: _producer.enqueue(self._queries, plan.requests, **how),
             what="enqueue",
             atomic=plan.atomic,
-            again=lambda: _producer.enqueue(self._queries, plan.requests, again=True),
+            again=lambda: _producer.enqueue(self._queries, plan.requests, again=True, **how),
         )
 
     # -- operator ------------------------------------------------------------------
@@ -212,4 +213,6 @@ def enqueue_in(
     if not conn.autocommit and conn.info.transaction_status == pq.TransactionStatus.IDLE:
         conn.execute("SELECT 1")  # psycopg opens the implicit transaction first
     with conn.transaction():
-        return run_sync(conn, _producer.enqueue(queries, requests))
+        return run_sync(
+            conn, _producer.enqueue(queries, requests, pipelined=len(requests) > _producer.CHUNK)
+        )

@@ -57,6 +57,14 @@ WITH ins AS (
 )
 SELECT pg_notify({channel}, q) FROM unnest(%(queues)s::text[]) AS q
 
+-- name: begin
+-- A batch of many chunks without dedup keys opens its own transaction in its
+-- pipeline, so BEGIN, the inserts and COMMIT take one round trip (_producer).
+BEGIN
+
+-- name: commit
+COMMIT
+
 -- name: insert_jobs_again
 -- insert_jobs once more after a lost reply: ids are made by the producer, so
 -- rows that the first attempt committed are skipped, not duplicated.
