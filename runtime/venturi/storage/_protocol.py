@@ -48,9 +48,10 @@ class SyncStorage(Protocol):
     ) -> list[EnqueueResult]:
         """Insert or merge each request atomically, in order; all or nothing.
 
-        ``requests`` may be lazy (``Queue.enqueue_many`` encodes its tasks as
-        they are taken, so a backend can overlap encoding with its own work):
-        an error raised while taking them must leave nothing enqueued.
+        ``requests`` may be lazy (``Queue.enqueue_many`` passes a
+        ``RequestBatch`` whose tasks are encoded as they are taken, so a backend
+        can overlap encoding with its own work): an error raised while taking
+        them must leave nothing enqueued.
 
         ``conn`` joins the application's own open transaction where the
         backend has the ``transactional_enqueue`` capability.
