@@ -132,3 +132,8 @@ def test_the_pre_commit_hook_installs_the_generator_dependencies() -> None:
     extras = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text("utf-8"))["project"]["optional-dependencies"]
     assert hook["additional_dependencies"] == extras["gen"]
     assert re.search(hook["files"], "examples/bookmarks/tasks.venturi.yaml")
+    review = next(h for h in hooks if h["id"] == "venturi-gen-review")
+    assert review["entry"] == "venturi-gen review --against HEAD" and review["pass_filenames"] is False
+    assert review["additional_dependencies"] == extras["gen"]
+    assert re.search(review["files"], "examples/bookmarks/tasks.venturi.yaml")
+    assert not re.search(review["files"], "examples/bookmarks/app.py")
