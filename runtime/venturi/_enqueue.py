@@ -27,6 +27,7 @@ from venturi.storage._types import (
     JobState,
     MergeAction,
     NewJob,
+    RequestBatch,
     StoredJob,
 )
 
@@ -105,18 +106,25 @@ def build_requests(
     run_at: datetime | None = None,
     delay: timedelta | None = None,
     queue: str | None = None,
-) -> Iterator[EnqueueRequest]:
+) -> RequestBatch:
     """``build_request`` for each of ``tasks`` (``enqueue_many``), the same requests at
     about two thirds of the cost: the run time is resolved once, ids are made in
     one run, and what a task class fixes (kind, queue, fresh carry) is looked up
     once per class.
 
-    The run time is checked at once; each task is encoded as the iterator is
-    advanced, so a storage can send one part of a large batch while the next
+    The run time and each task's class are checked at once; each task is
+    encoded as the batch is iterated, so a storage can send one part of a large batch while the next
     is encoded. A task that fails to encode raises from the storage's enqueue,
-    whose transaction then leaves nothing enqueued."""
+    whose transaction then leaves nothing enqueued. The batch also says up front
+    whether any task has a dedup key (see ``RequestBatch``)."""
     when = now if run_at is None and delay is None else resolve_run_at(now, run_at, delay)
-    return _requests(tasks, new_job_ids(len(tasks)), when, now, queue)
+    for task in {type(task): task for task in tasks}.values():
+        _kind_of(task)  # not a Task: say so now, before dedup_key() fails on it
+    return RequestBatch(
+        len(tasks),
+        all(task.dedup_key() is None for task in tasks),
+        _requests(tasks, new_job_ids(len(tasks)), when, now, queue),
+    )
 
 
 def _requests(

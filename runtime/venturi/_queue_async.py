@@ -11,7 +11,7 @@ from venturi._enqueue import JobInfo, build_request, build_requests, job_info
 from venturi._task import Task
 from venturi.errors import JobNotFound
 from venturi.storage._protocol import Storage
-from venturi.storage._types import CancelOutcome, EnqueueResult, RequestBatch
+from venturi.storage._types import CancelOutcome, EnqueueResult
 from venturi.storage._url import open_async
 
 T = TypeVar("T", bound=Task[Any])
@@ -57,11 +57,7 @@ class AsyncQueue:
         if not batch:
             return []
         # Encoded lazily, as the storage takes them (see build_requests).
-        requests = RequestBatch(
-            len(batch),
-            all(task.dedup_key() is None for task in batch),
-            build_requests(batch, now=now, run_at=run_at, delay=delay, queue=queue),
-        )
+        requests = build_requests(batch, now=now, run_at=run_at, delay=delay, queue=queue)
         return await self.storage.enqueue(requests, conn=conn)
 
     @overload

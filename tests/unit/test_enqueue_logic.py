@@ -162,18 +162,18 @@ def test_a_batch_builds_what_one_by_one_builds(options: dict[str, Any]) -> None:
     assert ids[-1] < alone[0].job.id  # one run of ids, then the next call continues after it
 
 
-def test_a_batch_checks_its_time_at_once_and_each_task_as_it_is_taken() -> None:
+def test_a_batch_checks_time_and_classes_at_once_and_encodes_each_task_as_it_is_taken() -> None:
     class NoKind:
         pass
 
     with pytest.raises(ConfigurationError, match="timezone-aware"):
         build_requests([Plain(1)], now=NOW, run_at=datetime(2030, 1, 1))
-    lazy = build_requests([Plain(1), NoKind(), Plain(2)], now=NOW)  # type: ignore[list-item]
-    assert next(lazy).job.kind == Plain.KIND
     with pytest.raises(ConfigurationError, match="has no KIND"):
-        next(lazy)
+        build_requests([Plain(1), NoKind(), Plain(2)], now=NOW)  # type: ignore[list-item]
+    lazy = iter(build_requests([Plain(1), Unencodable(2)], now=NOW))
+    assert next(lazy).job.kind == Plain.KIND  # the bad payload is met only when taken
     with pytest.raises(codec.CodecError, match="not valid JSON"):
-        list(build_requests([Plain(1), Unencodable(2)], now=NOW))
+        next(lazy)
     assert list(build_requests([], now=NOW)) == []
 
 
