@@ -2,4 +2,4 @@
 
 from __future__ import annotations
 
-pytest_plugins = ["tests.pg_fixtures"]
+pytest_plugins = ["tests.pg_fixtures", "tests.pg_server"]

@@ -57,10 +57,10 @@ def new_schema_name() -> str:
     return f"t_{uuid.uuid4().hex[:12]}"
 
 
-def drop_schema(schema: str) -> None:
+def drop_schema(schema: str, admin_url: str = ADMIN_URL) -> None:
     import psycopg
 
-    with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
+    with psycopg.connect(admin_url, autocommit=True) as conn:
         conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')  # type: ignore[arg-type]
 
 

@@ -16,6 +16,7 @@ from venturi.storage.postgres import PostgresStorage, PostgresSyncStorage
 from tests.integration._workers.pg_tasks import Keyed
 from tests.integration.tasks import Noop
 from tests.pg_fixtures import ADMIN_URL
+from tests.pg_server import OwnServer
 
 pytestmark = pytest.mark.postgres
 
@@ -23,8 +24,8 @@ PRODUCERS = 16
 ROUNDS = 10
 
 
-def _pending(schema: str, kind: str) -> list[tuple[Any, ...]]:
-    with psycopg.connect(ADMIN_URL) as conn:
+def _pending(schema: str, kind: str, admin_url: str = ADMIN_URL) -> list[tuple[Any, ...]]:
+    with psycopg.connect(admin_url) as conn:
         return conn.execute(
             f"SELECT id, dedup_key FROM \"{schema}\".jobs WHERE kind = %s AND state = 'pending'",  # type: ignore[arg-type]
             (kind,),
@@ -139,15 +140,13 @@ async def test_async_enqueue_joins_the_application_transaction(pg_url: str) -> N
             await queue.enqueue(Noop(3), conn=wrong)
 
 
-def test_producers_carry_on_after_their_connections_are_killed(pg_url: str) -> None:
-    with Queue(PostgresSyncStorage(pg_url, pool_size=2)) as queue:
+def test_producers_carry_on_after_their_connections_are_killed(
+    own_postgres: OwnServer, own_pg_url: str
+) -> None:
+    # Every producer backend on the server is terminated: the server is this run's own.
+    with Queue(PostgresSyncStorage(own_pg_url, pool_size=2)) as queue:
         first = queue.enqueue(Noop(1))
-        with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
-            killed = admin.execute(
-                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                "WHERE datname = current_database() AND application_name = 'venturi-producer'"
-            ).fetchone()
-        assert killed is not None and killed[0] >= 1
+        assert own_postgres.terminate(("venturi-producer",)) >= 1
         # The pooled connection is dead: the enqueue meets it, retries on a new one.
         again = queue.enqueue_many([Noop(2), Noop(3)])
         merged = [queue.enqueue(Keyed("k")), queue.enqueue(Keyed("k"))]
@@ -157,7 +156,7 @@ def test_producers_carry_on_after_their_connections_are_killed(pg_url: str) -> N
 
 
 def test_a_large_batch_carries_on_after_its_connection_is_killed_midway(
-    pg_url: str, pg_schema: str
+    own_postgres: OwnServer, own_pg_url: str, own_pg_schema: str
 ) -> None:
     # The producer's connection dies while the batch is being sent (killed when
     # the 500th request is taken, four chunks in). The transaction is lost, so
@@ -170,22 +169,18 @@ def test_a_large_batch_carries_on_after_its_connection_is_killed_midway(
     def requests() -> Iterator[EnqueueRequest]:
         for n in range(1000):
             if n == 500:
-                with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
-                    admin.execute(
-                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
-                        "datname = current_database() AND application_name = 'venturi-producer'"
-                    )
+                own_postgres.terminate(("venturi-producer",))
             taken.append(n)
             yield build_request(Noop(n), now=utcnow())
 
-    storage = PostgresSyncStorage(pg_url, pool_size=1)
+    storage = PostgresSyncStorage(own_pg_url, pool_size=1)
     try:
         storage.migrate()
         results = storage.enqueue(requests())
     finally:
         storage.close()
     assert taken == list(range(1000))
-    rows = _pending(pg_schema, Noop.KIND)
+    rows = _pending(own_pg_schema, Noop.KIND, own_postgres.admin_url)
     assert sorted(job_id for job_id, _ in rows) == [r.job_id for r in results]
     assert len(set(r.job_id for r in results)) == 1000
 

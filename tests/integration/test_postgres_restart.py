@@ -1,8 +1,9 @@
 """A PostgreSQL server restart under load: workers and producers carry on, nothing lost.
 
-The server on this machine is restarted for real (``pg_ctlcluster ... restart``)
-while a worker process runs jobs and a producer keeps enqueueing. Every job
-enqueued, before or during the outage, must complete; a job may run a second
+A throwaway server of the test run's own (``tests/pg_server.py``; the machine's
+server is shared and never restarted) is restarted for real while a worker
+process runs jobs and a producer keeps enqueueing. Every job enqueued, before
+or during the outage, must complete; a job may run a second
 time only once the lease of its first run has expired (a claim whose reply
 was lost with the connection); nothing is left running.
 """
@@ -10,9 +11,6 @@ was lost with the connection); nothing is left running.
 from __future__ import annotations
 
 import itertools
-import os
-import shutil
-import subprocess
 import threading
 import time
 from pathlib import Path
@@ -23,39 +21,15 @@ from venturi.storage.postgres import PostgresSyncStorage
 
 from tests.integration._workers.pg_tasks import Marked
 from tests.integration.test_postgres_workers import _go, _runs, _spawn, _states, _stop
-from tests.pg_fixtures import ADMIN_URL
+from tests.pg_server import OwnServer
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
-_CLUSTERS = Path("/etc/postgresql")
-
-
-def _restart_reason() -> str | None:
-    if shutil.which("pg_ctlcluster") is None or not _CLUSTERS.is_dir():
-        return "needs the machine's own cluster (pg_ctlcluster) to restart it"
-    if os.geteuid() != 0:
-        return "restarting the cluster needs root"
-    if "127.0.0.1" not in ADMIN_URL and "localhost" not in ADMIN_URL:
-        return "the server under test is not this machine's"
-    return None
-
-
-def _restart_server() -> None:
-    version = sorted(p.name for p in _CLUSTERS.iterdir())[0]
-    subprocess.run(
-        ["pg_ctlcluster", "--skip-systemctl-redirect", version, "main", "restart"],
-        check=True,
-        timeout=120,
-        capture_output=True,
-    )
-
 
 def test_workers_and_producers_ride_out_a_server_restart(
-    pg_url: str, pg_schema: str, tmp_path: Path
+    own_postgres: OwnServer, own_pg_url: str, own_pg_schema: str, tmp_path: Path
 ) -> None:
-    reason = _restart_reason()
-    if reason is not None:
-        pytest.skip(reason)
+    pg_url, pg_schema, admin = own_pg_url, own_pg_schema, own_postgres.admin_url
     jobs = 2_000  # 5 ms each, 10 at a time: about a second of work, cut by the restart
     lease = 3.0
     with Queue(PostgresSyncStorage(pg_url, pool_size=1)) as queue:
@@ -84,15 +58,15 @@ def test_workers_and_producers_ride_out_a_server_restart(
     try:
         thread.start()
         time.sleep(0.4)
-        done_before = _states(pg_schema).get("completed", 0)
-        _restart_server()
+        done_before = _states(pg_schema, admin).get("completed", 0)
+        own_postgres.restart()
         time.sleep(1.0)
         stop.set()
         thread.join(timeout=60)
         assert errors == []
         total = jobs + len(produced)
-        while _states(pg_schema).get("completed", 0) < total:
-            assert time.monotonic() < deadline, f"jobs left: {_states(pg_schema)}"
+        while _states(pg_schema, admin).get("completed", 0) < total:
+            assert time.monotonic() < deadline, f"jobs left: {_states(pg_schema, admin)}"
             time.sleep(0.2)
     finally:
         stop.set()
@@ -105,4 +79,4 @@ def test_workers_and_producers_ride_out_a_server_restart(
         assert all("end" in run for run in job_runs)
         for first, second in itertools.pairwise(job_runs):
             assert second["start"] >= first["start"] + lease * 0.9, "a job ran twice at once"
-    assert _states(pg_schema) == {"completed": total}
+    assert _states(pg_schema, admin) == {"completed": total}

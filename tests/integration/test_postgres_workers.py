@@ -24,6 +24,7 @@ from venturi.storage.postgres import PostgresSyncStorage
 
 from tests.integration._workers.pg_tasks import Marked
 from tests.pg_fixtures import ADMIN_URL
+from tests.pg_server import OwnServer
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
@@ -77,8 +78,8 @@ def _runs(log: Path) -> dict[str, list[dict[str, Any]]]:
     return by_job
 
 
-def _states(schema: str) -> dict[str, int]:
-    with psycopg.connect(ADMIN_URL) as conn:
+def _states(schema: str, admin_url: str = ADMIN_URL) -> dict[str, int]:
+    with psycopg.connect(admin_url) as conn:
         rows = conn.execute(
             f'SELECT state, count(*) FROM "{schema}".jobs GROUP BY state'  # type: ignore[arg-type]
         ).fetchall()
@@ -114,19 +115,11 @@ def test_two_worker_processes_never_run_one_job_at_once(
     assert _states(pg_schema) == {"completed": jobs}
 
 
-def _kill_worker_connections() -> int:
-    with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
-        row = conn.execute(
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-            "WHERE datname = current_database() AND pid <> pg_backend_pid() "
-            "AND application_name IN ('venturi-claim', 'venturi-complete', 'venturi-listen')"
-        ).fetchone()
-    return int(row[0]) if row else 0
-
-
 def test_killed_connections_are_made_again_and_nothing_is_lost(
-    pg_url: str, pg_schema: str, tmp_path: Path
+    own_postgres: OwnServer, own_pg_url: str, own_pg_schema: str, tmp_path: Path
 ) -> None:
+    # Every venturi backend on the server is terminated, so the server is this run's own.
+    pg_url, pg_schema, admin = own_pg_url, own_pg_schema, own_postgres.admin_url
     jobs = 3_000
     lease = 3.0
     with Queue(PostgresSyncStorage(pg_url, pool_size=1)) as queue:
@@ -140,10 +133,10 @@ def test_killed_connections_are_made_again_and_nothing_is_lost(
     try:
         for _ in range(3):
             time.sleep(0.3)
-            killed += _kill_worker_connections()
-            done_at_kills.append(_states(pg_schema).get("completed", 0))
-        while _states(pg_schema).get("completed", 0) < jobs:
-            assert time.monotonic() < deadline, f"jobs left: {_states(pg_schema)}"
+            killed += own_postgres.terminate()
+            done_at_kills.append(_states(pg_schema, admin).get("completed", 0))
+        while _states(pg_schema, admin).get("completed", 0) < jobs:
+            assert time.monotonic() < deadline, f"jobs left: {_states(pg_schema, admin)}"
             time.sleep(0.2)
     finally:
         _stop(procs, terminate=True)
@@ -155,5 +148,5 @@ def test_killed_connections_are_made_again_and_nothing_is_lost(
         # A second run only once the first lease ran out (its claim's reply was lost).
         for first, second in itertools.pairwise(job_runs):
             assert second["start"] >= first["start"] + lease * 0.9
-    assert _states(pg_schema) == {"completed": jobs}
+    assert _states(pg_schema, admin) == {"completed": jobs}
     assert os.path.getsize(log) > 0
