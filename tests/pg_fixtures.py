@@ -86,14 +86,14 @@ def pg_url(pg_schema: str) -> str:
 @asynccontextmanager
 async def open_postgres(tmp_path: Path) -> AsyncIterator[Backend]:
     """The conformance suite's factory: a fresh schema seen through both storages."""
-    from venturi.storage.postgres import PostgresStorage, PostgresSyncStorage
+    from venturi.storage.postgres import AsyncPostgresStorage, PostgresStorage
 
     from tests.conformance.backends import Backend
 
     schema = new_schema_name()
     url = schema_url(schema)
-    storage = PostgresStorage(url, pool_size=4)
-    sync = PostgresSyncStorage(url, pool_size=4)
+    storage = AsyncPostgresStorage(url, pool_size=4)
+    sync = PostgresStorage(url, pool_size=4)
     try:
         await storage.migrate()
         yield Backend("postgres", storage, sync)

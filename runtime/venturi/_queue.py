@@ -10,9 +10,9 @@ from venturi._clock import utcnow
 from venturi._enqueue import JobInfo, build_request, build_requests, job_info
 from venturi._task import Task
 from venturi.errors import JobNotFound
-from venturi.storage._protocol import SyncStorage
+from venturi.storage._protocol import Storage
 from venturi.storage._types import CancelOutcome, EnqueueResult
-from venturi.storage._url import open_sync
+from venturi.storage._url import open_storage
 
 T = TypeVar("T", bound=Task[Any])
 
@@ -25,9 +25,9 @@ class Queue:
     pick one explicitly. The schema is created on first use.
     """
 
-    def __init__(self, database: str | SyncStorage | None = None, *, migrate: bool = True) -> None:
-        self.storage: SyncStorage = (
-            database if database is not None and not isinstance(database, str) else open_sync(database)
+    def __init__(self, database: str | Storage | None = None, *, migrate: bool = True) -> None:
+        self.storage: Storage = (
+            database if database is not None and not isinstance(database, str) else open_storage(database)
         )
         if migrate:
             self.storage.migrate()

@@ -10,9 +10,9 @@ from venturi._clock import utcnow
 from venturi._enqueue import JobInfo, build_request, build_requests, job_info
 from venturi._task import Task
 from venturi.errors import JobNotFound
-from venturi.storage._protocol import Storage
+from venturi.storage._protocol import AsyncStorage
 from venturi.storage._types import CancelOutcome, EnqueueResult
-from venturi.storage._url import open_async
+from venturi.storage._url import open_async_storage
 
 T = TypeVar("T", bound=Task[Any])
 
@@ -20,9 +20,9 @@ T = TypeVar("T", bound=Task[Any])
 class AsyncQueue:
     """Async producer handle. Call ``await queue.open()`` (or use ``async with``) first."""
 
-    def __init__(self, database: str | Storage | None = None, *, migrate: bool = True) -> None:
-        self.storage: Storage = (
-            database if database is not None and not isinstance(database, str) else open_async(database)
+    def __init__(self, database: str | AsyncStorage | None = None, *, migrate: bool = True) -> None:
+        self.storage: AsyncStorage = (
+            database if database is not None and not isinstance(database, str) else open_async_storage(database)
         )
         self._migrate = migrate
 

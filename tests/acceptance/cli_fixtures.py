@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 from venturi import JournalEntry, JournalEvent, Queue, Task
-from venturi.storage import ClaimRequest, Resolution, RunResult, open_async
+from venturi.storage import ClaimRequest, Resolution, RunResult, open_async_storage
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 UNREACHABLE_PG = "postgresql://postgres@127.0.0.1:1/venturi"
@@ -122,7 +122,7 @@ def claim_queue(database: str, queue: str, kinds: Sequence[str]) -> list[str]:
     is still running them would; return their ids."""
 
     async def claim() -> list[str]:
-        storage = open_async(database)
+        storage = open_async_storage(database)
         try:
             claimed = await storage.claim(
                 ClaimRequest(
@@ -158,7 +158,7 @@ def finish_queue(
     """Claim every ready job of ``kinds`` in ``queue`` and end its run with ``resolution``."""
 
     async def play() -> list[str]:
-        storage = open_async(database)
+        storage = open_async_storage(database)
         try:
             now = datetime.now(UTC)
             claimed = await storage.claim(

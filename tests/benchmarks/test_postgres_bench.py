@@ -26,7 +26,7 @@ from typing import Any
 import psycopg
 import pytest
 from venturi import Queue
-from venturi.storage.postgres import PostgresSyncStorage
+from venturi.storage.postgres import PostgresStorage
 
 from tests.integration._workers.pg_tasks import Keyed
 from tests.integration.tasks import Noop
@@ -97,7 +97,7 @@ def _machine() -> str:
 def test_enqueue_rates(pg_url: str, pg_schema: str) -> None:
     single: list[float] = []
     batched: list[float] = []
-    with Queue(PostgresSyncStorage(pg_url, pool_size=1)) as queue:
+    with Queue(PostgresStorage(pg_url, pool_size=1)) as queue:
         for _ in range(REPS):
             _reset(pg_schema)
             count = 3_000
@@ -141,7 +141,7 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def test_dedup_latency(pg_url: str, pg_schema: str) -> None:
-    with Queue(PostgresSyncStorage(pg_url, pool_size=1)) as queue:
+    with Queue(PostgresStorage(pg_url, pool_size=1)) as queue:
         for pending in (0, 1_000_000):
             _reset(pg_schema)
             if pending:
@@ -213,7 +213,7 @@ def test_processing_rate(pg_url: str, pg_schema: str, processes: int, claim_batc
     rates: list[float] = []
     xacts: list[float] = []
     cpu: list[float] = []
-    with Queue(PostgresSyncStorage(pg_url, pool_size=1)) as queue:
+    with Queue(PostgresStorage(pg_url, pool_size=1)) as queue:
         for _ in range(REPS):
             _reset(pg_schema)
             for start in range(0, JOBS, 1000):
@@ -251,9 +251,9 @@ async def _storage_drain(url: str) -> float:
     from venturi._enqueue import utcnow
     from venturi._journal import JournalEntry, JournalEvent
     from venturi.storage import ClaimRequest, Resolution, RunResult
-    from venturi.storage.postgres import PostgresStorage
+    from venturi.storage.postgres import AsyncPostgresStorage
 
-    storage = PostgresStorage(url, pool_size=1)
+    storage = AsyncPostgresStorage(url, pool_size=1)
     try:
         await storage.pending_counts_by_kind()
         done, flush, n = 0, None, 0
@@ -279,7 +279,7 @@ async def _storage_drain(url: str) -> float:
 
 def test_storage_drain_ceiling(pg_url: str, pg_schema: str) -> None:
     rates: list[float] = []
-    with Queue(PostgresSyncStorage(pg_url, pool_size=1)) as queue:
+    with Queue(PostgresStorage(pg_url, pool_size=1)) as queue:
         for _ in range(REPS):
             _reset(pg_schema)
             for start in range(0, JOBS, 1000):

@@ -2,7 +2,7 @@
 
 A backend joins the suite by appending a ``BackendFactory`` to ``BACKENDS``.
 The factory's ``open(tmp_path)`` is an async context manager that yields a
-``Backend``: an async ``Storage`` and a ``SyncStorage`` on the same, fresh,
+``Backend``: an ``AsyncStorage`` and a ``Storage`` on the same, fresh,
 isolated and already migrated database (a new file, a new schema, a new
 database — whatever makes tests independent), and releases everything on
 exit. ``skip_reason()`` returns why the backend cannot run here (its server
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from venturi.storage import Storage, SyncStorage
+from venturi.storage import AsyncStorage, Storage
 from venturi.storage.sqlite import AsyncSqliteStorage, SqliteStorage
 
 
@@ -27,8 +27,8 @@ class Backend:
     """One fresh database seen through both interfaces."""
 
     name: str
-    storage: Storage  # async: the worker side and AsyncQueue
-    sync: SyncStorage  # sync: Queue and operator tools; a separate connection
+    storage: AsyncStorage  # async: the worker side and AsyncQueue
+    sync: Storage  # sync: Queue and operator tools; a separate connection
 
 
 def _never_skip() -> str | None:

@@ -9,7 +9,7 @@ from datetime import timedelta
 import psycopg
 import pytest
 from venturi import AsyncQueue, JobState
-from venturi.storage.postgres import PostgresStorage
+from venturi.storage.postgres import AsyncPostgresStorage
 from venturi.worker import Worker, WorkerConfig
 
 from tests.integration.tasks import Noop, NoopHandler
@@ -20,14 +20,14 @@ pytestmark = pytest.mark.postgres
 POLL = 5.0  # seconds: every wake-up below must come far sooner
 
 
-async def _listening(storage: PostgresStorage) -> None:
+async def _listening(storage: AsyncPostgresStorage) -> None:
     """Wait until LISTEN is established (its first connection wakes waiters once)."""
     assert await storage.wait_for_work(["default"], 5.0)
     assert storage.listener.backend_pid is not None
 
 
 async def _wake_latency(
-    storage: PostgresStorage, producer: AsyncQueue, queue: str = "default"
+    storage: AsyncPostgresStorage, producer: AsyncQueue, queue: str = "default"
 ) -> float:
     async def enqueue_soon() -> float:
         await asyncio.sleep(0.1)
@@ -44,8 +44,8 @@ async def _wake_latency(
 
 
 async def test_enqueue_wakes_a_waiting_worker_at_once(pg_url: str) -> None:
-    storage = PostgresStorage(pg_url)
-    producer = AsyncQueue(PostgresStorage(pg_url, pool_size=1))
+    storage = AsyncPostgresStorage(pg_url)
+    producer = AsyncQueue(AsyncPostgresStorage(pg_url, pool_size=1))
     try:
         await producer.open()
         await _listening(storage)
@@ -61,8 +61,8 @@ async def test_enqueue_wakes_a_waiting_worker_at_once(pg_url: str) -> None:
 
 
 async def test_a_dropped_listener_connection_is_made_again(pg_url: str) -> None:
-    storage = PostgresStorage(pg_url)
-    producer = AsyncQueue(PostgresStorage(pg_url, pool_size=1))
+    storage = AsyncPostgresStorage(pg_url)
+    producer = AsyncQueue(AsyncPostgresStorage(pg_url, pool_size=1))
     try:
         await producer.open()
         await _listening(storage)
@@ -81,13 +81,13 @@ async def test_a_dropped_listener_connection_is_made_again(pg_url: str) -> None:
 
 
 async def test_an_idle_worker_runs_a_new_job_without_waiting_for_its_poll(pg_url: str) -> None:
-    storage = PostgresStorage(pg_url)
+    storage = AsyncPostgresStorage(pg_url)
     config = WorkerConfig(poll_interval=timedelta(seconds=POLL), install_signal_handlers=False)
     worker: Worker[None] = Worker(None, storage, config=config)
     worker.register(NoopHandler())
     runner = asyncio.create_task(worker.run())
     try:
-        async with AsyncQueue(PostgresStorage(pg_url, pool_size=1)) as producer:
+        async with AsyncQueue(AsyncPostgresStorage(pg_url, pool_size=1)) as producer:
             await asyncio.sleep(0.5)  # the worker found nothing and waits
             sent = time.perf_counter()
             job = await producer.enqueue(Noop(1))

@@ -14,7 +14,7 @@ from typing import Any
 import psycopg
 import pytest
 from venturi.errors import ConfigurationError
-from venturi.storage.postgres import PostgresSyncStorage, _schema, migrate
+from venturi.storage.postgres import PostgresStorage, _schema, migrate
 from venturi.storage.postgres._config import parse, queries
 from venturi.storage.postgres._steps import run_sync
 
@@ -120,8 +120,8 @@ def test_concurrent_migrate_calls_serialize(schemas: Any) -> None:
 
 def test_schema_name_from_the_url_or_the_keyword(schemas: Any) -> None:
     from_url, from_keyword = schemas(), schemas()
-    storage = PostgresSyncStorage(schema_url(from_url), pool_size=1)
-    other = PostgresSyncStorage(schema_url(from_url), schema=from_keyword, pool_size=1)
+    storage = PostgresStorage(schema_url(from_url), pool_size=1)
+    other = PostgresStorage(schema_url(from_url), schema=from_keyword, pool_size=1)
     try:
         assert storage.schema_version() == 0
         assert storage.migrate() == _schema.latest_version()
@@ -148,7 +148,7 @@ def test_url_parameters_with_spaces_survive_the_schema_parameter_removal() -> No
 def test_an_unmigrated_schema_is_reported_as_such(schemas: Any) -> None:
     from venturi.errors import SchemaOutOfDate
 
-    storage = PostgresSyncStorage(schema_url(schemas()), pool_size=1)
+    storage = PostgresStorage(schema_url(schemas()), pool_size=1)
     try:
         with pytest.raises(SchemaOutOfDate, match="venturi migrate"):
             storage.get("01J0000000000000000000000")

@@ -18,7 +18,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from venturi.storage.postgres import PostgresSyncStorage
+from venturi.storage.postgres import PostgresStorage
 from venturi.storage.postgres._config import parse, queries
 from venturi.storage.postgres._rows import finish_params
 
@@ -82,7 +82,7 @@ def _scans_of_jobs(nodes: list[dict[str, Any]]) -> set[tuple[str, str | None]]:
 @pytest.fixture
 def loaded(pg_url: str, pg_schema: str) -> Iterator[tuple[psycopg.Connection[Any], dict[str, str]]]:
     """ROWS pending jobs with dedup keys and ROWS completed ones, analyzed."""
-    PostgresSyncStorage(pg_url, pool_size=1).migrate()
+    PostgresStorage(pg_url, pool_size=1).migrate()
     q = queries(parse(pg_url))
     with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
         conn.execute(

@@ -11,7 +11,7 @@ import psycopg
 import pytest
 from venturi import AsyncQueue, EnqueueOutcome, JobState, JournalEvent, Queue
 from venturi.storage import EnqueueRequest
-from venturi.storage.postgres import PostgresStorage, PostgresSyncStorage
+from venturi.storage.postgres import AsyncPostgresStorage, PostgresStorage
 
 from tests.integration._workers.pg_tasks import Keyed
 from tests.integration.tasks import Noop
@@ -33,9 +33,9 @@ def _pending(schema: str, kind: str, admin_url: str = ADMIN_URL) -> list[tuple[A
 
 
 def test_sixteen_producers_on_one_key_leave_one_pending_job(pg_url: str, pg_schema: str) -> None:
-    Queue(PostgresSyncStorage(pg_url, pool_size=1)).close()  # migrate once, up front
+    Queue(PostgresStorage(pg_url, pool_size=1)).close()  # migrate once, up front
     queues = [
-        Queue(PostgresSyncStorage(pg_url, pool_size=1), migrate=False) for _ in range(PRODUCERS)
+        Queue(PostgresStorage(pg_url, pool_size=1), migrate=False) for _ in range(PRODUCERS)
     ]
     barrier = threading.Barrier(PRODUCERS)
     outcomes: list[EnqueueOutcome] = []
@@ -67,7 +67,7 @@ def test_sixteen_producers_on_one_key_leave_one_pending_job(pg_url: str, pg_sche
     assert len(ids) == 1
     [(job_id, key)] = _pending(pg_schema, Keyed.KIND)
     assert (job_id, key) == (ids.pop(), "the-key")
-    with Queue(PostgresSyncStorage(pg_url, pool_size=1), migrate=False) as queue:
+    with Queue(PostgresStorage(pg_url, pool_size=1), migrate=False) as queue:
         journal = queue.get(job_id).journal
     assert len(journal) == PRODUCERS * ROUNDS - 1
     assert all(e.event is JournalEvent.MERGED and e.decision == "keep" for e in journal)
@@ -76,7 +76,7 @@ def test_sixteen_producers_on_one_key_leave_one_pending_job(pg_url: str, pg_sche
 def test_enqueue_rolled_back_with_the_application_leaves_no_job(
     pg_url: str, pg_schema: str
 ) -> None:
-    with Queue(PostgresSyncStorage(pg_url, pool_size=1)) as queue:
+    with Queue(PostgresStorage(pg_url, pool_size=1)) as queue:
         with psycopg.connect(ADMIN_URL) as app:  # not autocommit: an implicit transaction
             app.execute("SELECT 1")
             rolled = queue.enqueue(Noop(1), conn=app)
@@ -97,7 +97,7 @@ def test_enqueue_rolled_back_with_the_application_leaves_no_job(
 def test_enqueue_on_the_application_connection_survives_its_row_factory(pg_url: str) -> None:
     from psycopg.rows import dict_row
 
-    with Queue(PostgresSyncStorage(pg_url, pool_size=1)) as queue:
+    with Queue(PostgresStorage(pg_url, pool_size=1)) as queue:
         with psycopg.connect(ADMIN_URL, row_factory=dict_row) as app:
             first = queue.enqueue(Keyed("k"), conn=app)
             again = queue.enqueue(Keyed("k"), conn=app)
@@ -112,7 +112,7 @@ def test_a_failing_merge_rolls_back_only_the_enqueue(pg_url: str, pg_schema: str
         def merge(self, existing: Any) -> Any:
             raise RuntimeError("merge failed")
 
-    with Queue(PostgresSyncStorage(pg_url, pool_size=1)) as queue:
+    with Queue(PostgresStorage(pg_url, pool_size=1)) as queue:
         queue.enqueue(Broken("k"))
         with psycopg.connect(ADMIN_URL) as app:
             app.execute("CREATE TEMP TABLE app_rows (x int)")
@@ -127,7 +127,7 @@ def test_a_failing_merge_rolls_back_only_the_enqueue(pg_url: str, pg_schema: str
 
 
 async def test_async_enqueue_joins_the_application_transaction(pg_url: str) -> None:
-    async with AsyncQueue(PostgresStorage(pg_url, pool_size=1)) as queue:
+    async with AsyncQueue(AsyncPostgresStorage(pg_url, pool_size=1)) as queue:
         async with await psycopg.AsyncConnection.connect(ADMIN_URL) as app:
             gone = await queue.enqueue(Noop(1), conn=app)
             await app.rollback()
@@ -144,7 +144,7 @@ def test_producers_carry_on_after_their_connections_are_killed(
     own_postgres: OwnServer, own_pg_url: str
 ) -> None:
     # Every producer backend on the server is terminated: the server is this run's own.
-    with Queue(PostgresSyncStorage(own_pg_url, pool_size=2)) as queue:
+    with Queue(PostgresStorage(own_pg_url, pool_size=2)) as queue:
         first = queue.enqueue(Noop(1))
         assert own_postgres.terminate(("venturi-producer",)) >= 1
         # The pooled connection is dead: the enqueue meets it, retries on a new one.
@@ -173,7 +173,7 @@ def test_a_large_batch_carries_on_after_its_connection_is_killed_midway(
             taken.append(n)
             yield build_request(Noop(n), now=utcnow())
 
-    storage = PostgresSyncStorage(own_pg_url, pool_size=1)
+    storage = PostgresStorage(own_pg_url, pool_size=1)
     try:
         storage.migrate()
         results = storage.enqueue(requests())
@@ -186,7 +186,7 @@ def test_a_large_batch_carries_on_after_its_connection_is_killed_midway(
 
 
 def test_a_large_batch_joins_the_application_transaction(pg_url: str, pg_schema: str) -> None:
-    with Queue(PostgresSyncStorage(pg_url, pool_size=1)) as queue:
+    with Queue(PostgresStorage(pg_url, pool_size=1)) as queue:
         with psycopg.connect(ADMIN_URL) as app:
             app.execute("CREATE TEMP TABLE app_rows (x int)")
             app.execute("INSERT INTO app_rows VALUES (1)")
@@ -204,7 +204,7 @@ def test_a_large_batch_joins_the_application_transaction(pg_url: str, pg_schema:
 async def test_a_large_async_batch_joins_the_application_transaction(
     pg_url: str, pg_schema: str
 ) -> None:
-    async with AsyncQueue(PostgresStorage(pg_url, pool_size=1)) as queue:
+    async with AsyncQueue(AsyncPostgresStorage(pg_url, pool_size=1)) as queue:
         async with await psycopg.AsyncConnection.connect(ADMIN_URL) as app:
             await queue.enqueue_many([Noop(n) for n in range(1000)], conn=app)
             await app.rollback()
@@ -225,7 +225,7 @@ def test_a_large_batch_without_keys_is_one_round_trip(
     # the merge and for the storage's own BEGIN and COMMIT.
     from psycopg import pq
 
-    storage = PostgresSyncStorage(pg_url, pool_size=1)
+    storage = PostgresStorage(pg_url, pool_size=1)
     trace = tmp_path / "protocol.trace"
     with Queue(storage) as queue, trace.open("w") as out:
         queue.enqueue(Noop(0))  # the pool's one connection is open and warm

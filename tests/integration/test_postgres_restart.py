@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from venturi import Queue
-from venturi.storage.postgres import PostgresSyncStorage
+from venturi.storage.postgres import PostgresStorage
 
 from tests.integration._workers.pg_tasks import Marked
 from tests.integration.test_postgres_workers import _go, _runs, _spawn, _states, _stop
@@ -32,7 +32,7 @@ def test_workers_and_producers_ride_out_a_server_restart(
     pg_url, pg_schema, admin = own_pg_url, own_pg_schema, own_postgres.admin_url
     jobs = 2_000  # 5 ms each, 10 at a time: about a second of work, cut by the restart
     lease = 3.0
-    with Queue(PostgresSyncStorage(pg_url, pool_size=1)) as queue:
+    with Queue(PostgresStorage(pg_url, pool_size=1)) as queue:
         queue.enqueue_many(Marked(n, sleep_ms=5.0) for n in range(jobs))
     log = tmp_path / "runs.log"
     procs = [_spawn(pg_url, log, "--forever", "--lease", str(lease), "--poll", "0.2")]
@@ -44,7 +44,7 @@ def test_workers_and_producers_ride_out_a_server_restart(
     def produce() -> None:
         # One enqueue every 10 ms, through the outage: each call waits it out.
         try:
-            with Queue(PostgresSyncStorage(pg_url, pool_size=1), migrate=False) as producer:
+            with Queue(PostgresStorage(pg_url, pool_size=1), migrate=False) as producer:
                 n = jobs
                 while not stop.is_set():
                     produced.append(producer.enqueue(Marked(n, sleep_ms=1.0)).job_id)

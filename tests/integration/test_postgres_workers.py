@@ -20,7 +20,7 @@ from typing import Any
 import psycopg
 import pytest
 from venturi import Queue
-from venturi.storage.postgres import PostgresSyncStorage
+from venturi.storage.postgres import PostgresStorage
 
 from tests.integration._workers.pg_tasks import Marked
 from tests.pg_fixtures import ADMIN_URL
@@ -90,7 +90,7 @@ def test_two_worker_processes_never_run_one_job_at_once(
     pg_url: str, pg_schema: str, tmp_path: Path
 ) -> None:
     jobs = 3_000  # about half a second of sleeps for each process: both surely take part
-    with Queue(PostgresSyncStorage(pg_url, pool_size=1)) as queue:
+    with Queue(PostgresStorage(pg_url, pool_size=1)) as queue:
         queue.enqueue_many(
             Marked(n, sleep_ms=2.0 + n % 3, lock=f"lock-{n % 5}" if n % 4 == 0 else "")
             for n in range(jobs)
@@ -122,7 +122,7 @@ def test_killed_connections_are_made_again_and_nothing_is_lost(
     pg_url, pg_schema, admin = own_pg_url, own_pg_schema, own_postgres.admin_url
     jobs = 3_000
     lease = 3.0
-    with Queue(PostgresSyncStorage(pg_url, pool_size=1)) as queue:
+    with Queue(PostgresStorage(pg_url, pool_size=1)) as queue:
         queue.enqueue_many(Marked(n, sleep_ms=5.0) for n in range(jobs))
     log = tmp_path / "runs.log"
     procs = [_spawn(pg_url, log, "--forever", "--lease", str(lease), "--poll", "0.2")]

@@ -18,12 +18,12 @@ from datetime import timedelta
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from venturi.cli._errors import CliError, UsageError
-from venturi.storage._protocol import SyncStorage
+from venturi.storage import _url
+from venturi.storage._protocol import Storage
 from venturi.storage._url import (
     DEFAULT_DATABASE_URL,
     ENV_VAR,
     _scheme,
-    open_sync,
     resolve_url,
     sqlite_path,
 )
@@ -99,24 +99,24 @@ def _probe_postgres(url: str) -> None:
         raise CliError(f"cannot connect to {redact(url)}: {reason}") from None
 
 
-def _open_postgres(url: str) -> SyncStorage:
-    from venturi.storage.postgres import PostgresSyncStorage
+def _open_postgres(url: str) -> Storage:
+    from venturi.storage.postgres import PostgresStorage
 
     _probe_postgres(url)
-    return PostgresSyncStorage(url, pool_size=1, reconnect_timeout=CONNECT_TIMEOUT)
+    return PostgresStorage(url, pool_size=1, reconnect_timeout=CONNECT_TIMEOUT)
 
 
 @contextmanager
 def open_storage(
     url_option: str | None, *, create: bool = False, need_schema: bool = True
-) -> Iterator[SyncStorage]:
+) -> Iterator[Storage]:
     """Open the store. Unless ``create``, a SQLite file must already exist;
     with ``need_schema``, the schema must have been migrated."""
     url = resolve_url(url_option)
     scheme = _scheme(url)  # ConfigurationError for an unknown scheme, before anything opens
     if not create and scheme == "sqlite":
         _check_sqlite_file(url)
-    storage = _open_postgres(url) if scheme == "postgresql" else open_sync(url)
+    storage = _open_postgres(url) if scheme == "postgresql" else _url.open_storage(url)
     try:
         if need_schema and storage.schema_version() == 0:
             raise CliError(

@@ -117,7 +117,7 @@ def _apply_database(worker: Worker[Any], url: str | None) -> None:
     current = worker.database
     if current is not None and not isinstance(current, str):
         raise UsageError(
-            "the factory gave the Worker its own Storage object, which --database cannot "
+            "the factory gave the Worker its own AsyncStorage object, which --database cannot "
             "replace; pass a URL (or nothing) to Worker() instead"
         )
     worker.database = url

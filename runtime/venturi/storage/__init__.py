@@ -1,13 +1,13 @@
 """Storage backends behind one narrow interface.
 
-``open_sync(url)`` and ``open_async(url)`` pick the backend from the URL:
+``open_storage(url)`` and ``open_async_storage(url)`` pick the backend from the URL:
 a file path or ``sqlite:///path`` (the embedded default), or
 ``postgresql://...`` (needs ``venturi[postgres]``; imported only then).
 """
 
 from __future__ import annotations
 
-from venturi.storage._protocol import Notifier, Storage, SyncStorage
+from venturi.storage._protocol import AsyncNotifier, AsyncStorage, Storage
 from venturi.storage._types import (
     TERMINAL_STATES,
     CancelOutcome,
@@ -28,11 +28,13 @@ from venturi.storage._types import (
     RunResult,
     StoredJob,
 )
-from venturi.storage._url import DEFAULT_DATABASE_URL, open_async, open_sync
+from venturi.storage._url import DEFAULT_DATABASE_URL, open_async_storage, open_storage
 
 __all__ = [
     "DEFAULT_DATABASE_URL",
     "TERMINAL_STATES",
+    "AsyncNotifier",
+    "AsyncStorage",
     "CancelOutcome",
     "Capabilities",
     "ClaimRequest",
@@ -46,13 +48,11 @@ __all__ = [
     "MergeAction",
     "MergeDecider",
     "NewJob",
-    "Notifier",
     "RequestBatch",
     "Resolution",
     "RunResult",
     "Storage",
     "StoredJob",
-    "SyncStorage",
-    "open_async",
-    "open_sync",
+    "open_async_storage",
+    "open_storage",
 ]

@@ -1,7 +1,7 @@
 """The narrow storage interface, named after what the runtime needs.
 
-Two protocols: ``SyncStorage`` for producers and operator tools in sync code
-(web apps, the ``venturi`` CLI), and ``Storage`` (async) for the worker and
+Two protocols: ``Storage`` for producers and operator tools in sync code
+(web apps, the ``venturi`` CLI), and ``AsyncStorage`` (async) for the worker and
 ``AsyncQueue``. Each backend implements both; the conformance suite in
 ``tests/conformance`` runs unchanged against every backend.
 
@@ -29,7 +29,7 @@ from venturi.storage._types import (
 )
 
 
-class SyncStorage(Protocol):
+class Storage(Protocol):
     """Producer and operator operations for synchronous code."""
 
     @property
@@ -84,7 +84,7 @@ class SyncStorage(Protocol):
     def close(self) -> None: ...
 
 
-class Storage(Protocol):
+class AsyncStorage(Protocol):
     """Everything the worker and ``AsyncQueue`` need, for asyncio code."""
 
     @property
@@ -147,7 +147,7 @@ class Storage(Protocol):
     async def close(self) -> None: ...
 
 
-class Notifier(Protocol):
+class AsyncNotifier(Protocol):
     """Optional capability (``capabilities.listen_notify``): wake idle workers at once."""
 
     async def wait_for_work(self, queues: Sequence[str], timeout: float) -> bool:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from venturi.errors import ConfigurationError
 
 if TYPE_CHECKING:
-    from venturi.storage._protocol import Storage, SyncStorage
+    from venturi.storage._protocol import AsyncStorage, Storage
 
 DEFAULT_DATABASE_URL = "sqlite:///venturi.sqlite3"
 ENV_VAR = "VENTURI_DATABASE_URL"
@@ -44,23 +44,23 @@ def sqlite_path(url: str) -> str:
     return url
 
 
-def open_sync(url: str | None = None) -> SyncStorage:
-    url = resolve_url(url)
-    if _scheme(url) == "postgresql":
-        from venturi.storage.postgres import PostgresSyncStorage
-
-        return PostgresSyncStorage(url)
-    from venturi.storage.sqlite import SqliteStorage
-
-    return SqliteStorage(sqlite_path(url))
-
-
-def open_async(url: str | None = None) -> Storage:
+def open_storage(url: str | None = None) -> Storage:
     url = resolve_url(url)
     if _scheme(url) == "postgresql":
         from venturi.storage.postgres import PostgresStorage
 
         return PostgresStorage(url)
+    from venturi.storage.sqlite import SqliteStorage
+
+    return SqliteStorage(sqlite_path(url))
+
+
+def open_async_storage(url: str | None = None) -> AsyncStorage:
+    url = resolve_url(url)
+    if _scheme(url) == "postgresql":
+        from venturi.storage.postgres import AsyncPostgresStorage
+
+        return AsyncPostgresStorage(url)
     from venturi.storage.sqlite import AsyncSqliteStorage, SqliteStorage
 
     return AsyncSqliteStorage(SqliteStorage(sqlite_path(url)))

@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from venturi._ids import new_lease_token
-from venturi.storage._protocol import Notifier, Storage
+from venturi.storage._protocol import AsyncNotifier, AsyncStorage
 from venturi.storage._types import ClaimRequest
 from venturi.worker._config import WorkerConfig, seconds
 
@@ -32,11 +32,11 @@ class Claimer:
     def __init__(
         self,
         engine: Engine,
-        storage: Storage,
+        storage: AsyncStorage,
         config: WorkerConfig,
         kinds: tuple[str, ...],
         *,
-        notifier: Notifier | None,
+        notifier: AsyncNotifier | None,
         until_idle: bool,
     ) -> None:
         self._engine = engine

@@ -23,7 +23,7 @@ from datetime import timedelta
 from typing import Any, Final
 
 from venturi._clock import utcnow
-from venturi.storage._protocol import Storage
+from venturi.storage._protocol import AsyncStorage
 from venturi.storage._types import ClaimedJob
 from venturi.worker._claimer import Claimer
 from venturi.worker._config import WorkerConfig, seconds
@@ -47,7 +47,7 @@ class Engine:
 
     def __init__(
         self,
-        storage: Storage,
+        storage: AsyncStorage,
         registry: Registry,
         state: Any,
         config: WorkerConfig,

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from venturi._clock import utcnow
-from venturi.storage._protocol import Storage
+from venturi.storage._protocol import AsyncStorage
 from venturi.storage._types import Resolution, RunResult
 from venturi.worker._leases import LeaseTable
 from venturi.worker._outcome import TaskError
@@ -34,7 +34,7 @@ class Flusher:
 
     def __init__(
         self,
-        storage: Storage,
+        storage: AsyncStorage,
         leases: LeaseTable,
         policy: Policy,
         stats: WorkerStats,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from datetime import datetime, timedelta
 
-from venturi.storage._protocol import Storage
+from venturi.storage._protocol import AsyncStorage
 from venturi.storage._types import ClaimedJob
 
 log = logging.getLogger("venturi.worker")
@@ -69,7 +69,7 @@ class LeaseTable:
 
 
 async def heartbeat_once(
-    storage: Storage, table: LeaseTable, *, lease_duration: timedelta, now: datetime
+    storage: AsyncStorage, table: LeaseTable, *, lease_duration: timedelta, now: datetime
 ) -> list[ClaimedJob]:
     """Extend every held lease once; return the jobs found to have lost theirs."""
     leases = table.snapshot()

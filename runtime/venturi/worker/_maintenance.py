@@ -13,7 +13,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from venturi._clock import utcnow
-from venturi.storage._protocol import Storage
+from venturi.storage._protocol import AsyncStorage
 from venturi.worker._config import WorkerConfig, seconds
 from venturi.worker._stats import WorkerStats
 
@@ -23,7 +23,7 @@ log = logging.getLogger("venturi.worker")
 MAX_BATCHES_PER_PASS = 10
 
 
-async def reclaim_expired(storage: Storage, config: WorkerConfig, stats: WorkerStats) -> int:
+async def reclaim_expired(storage: AsyncStorage, config: WorkerConfig, stats: WorkerStats) -> int:
     total = 0
     for _ in range(MAX_BATCHES_PER_PASS):
         count = await storage.reclaim_expired(
@@ -42,7 +42,7 @@ async def reclaim_expired(storage: Storage, config: WorkerConfig, stats: WorkerS
     return total
 
 
-async def prune(storage: Storage, config: WorkerConfig, stats: WorkerStats) -> int:
+async def prune(storage: AsyncStorage, config: WorkerConfig, stats: WorkerStats) -> int:
     total = 0
     for _ in range(MAX_BATCHES_PER_PASS):
         count = await storage.prune(now=utcnow(), limit=config.prune_batch)
@@ -59,7 +59,7 @@ async def prune(storage: Storage, config: WorkerConfig, stats: WorkerStats) -> i
     return total
 
 
-async def report_unknown_kinds(storage: Storage, kinds: frozenset[str]) -> dict[str, int]:
+async def report_unknown_kinds(storage: AsyncStorage, kinds: frozenset[str]) -> dict[str, int]:
     """Warn about pending jobs of kinds this worker has no handler for; they are never claimed."""
     counts = await storage.pending_counts_by_kind()
     unknown = {kind: n for kind, n in sorted(counts.items()) if kind not in kinds and n > 0}
@@ -78,7 +78,7 @@ class Maintenance:
     """Runs each upkeep task at its own period until stopped."""
 
     def __init__(
-        self, storage: Storage, config: WorkerConfig, stats: WorkerStats, kinds: frozenset[str]
+        self, storage: AsyncStorage, config: WorkerConfig, stats: WorkerStats, kinds: frozenset[str]
     ) -> None:
         self._jobs: list[tuple[str, float, Callable[[], Awaitable[object]]]] = [
             ("reclaim", seconds(config.reclaim_interval), lambda: reclaim_expired(storage, config, stats)),

@@ -3,7 +3,7 @@
 The public face of the worker side. It owns the registry, the configuration
 and the shared state ``S`` every handler receives; each ``run`` builds a
 fresh ``Engine`` (the run loop) over a storage opened for that run, unless
-the caller passed a ``Storage`` it keeps owning.
+the caller passed an ``AsyncStorage`` it keeps owning.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import asyncio
 import logging
 from typing import Any, Generic, Self, TypeVar
 
-from venturi.storage._protocol import Storage
-from venturi.storage._url import open_async
+from venturi.storage._protocol import AsyncStorage
+from venturi.storage._url import open_async_storage
 from venturi.worker._config import WorkerConfig
 from venturi.worker._engine import Engine
 from venturi.worker._handler import Handler
@@ -32,7 +32,7 @@ class Worker(Generic[S]):
     """Runs registered handlers against one database.
 
     ``database`` is a URL (``sqlite:///jobs.db``, ``postgresql://...``), a
-    ``Storage`` the caller keeps owning, or None for ``$VENTURI_DATABASE_URL``
+    ``AsyncStorage`` the caller keeps owning, or None for ``$VENTURI_DATABASE_URL``
     (else the default SQLite file). The schema is migrated at start unless
     ``migrate=False``.
     """
@@ -40,7 +40,7 @@ class Worker(Generic[S]):
     def __init__(
         self,
         state: S,
-        database: str | Storage | None = None,
+        database: str | AsyncStorage | None = None,
         *,
         config: WorkerConfig | None = None,
         migrate: bool = True,
@@ -62,8 +62,8 @@ class Worker(Generic[S]):
         return self
 
     @property
-    def database(self) -> str | Storage | None:
-        """The URL or ``Storage`` the worker runs against; None: ``$VENTURI_DATABASE_URL``.
+    def database(self) -> str | AsyncStorage | None:
+        """The URL or ``AsyncStorage`` the worker runs against; None: ``$VENTURI_DATABASE_URL``.
 
         Settable between runs, so a launcher (``venturi worker --database``)
         can point a worker built by application code at another database.
@@ -71,7 +71,7 @@ class Worker(Generic[S]):
         return self._database
 
     @database.setter
-    def database(self, value: str | Storage | None) -> None:
+    def database(self, value: str | AsyncStorage | None) -> None:
         if self._running:
             raise RuntimeError("cannot change the database of a running worker")
         self._database = value
@@ -125,8 +125,8 @@ class Worker(Generic[S]):
             raise RuntimeError("this worker is already running")
         self._registry.check_ready()
         owned = self._database is None or isinstance(self._database, str)
-        storage: Storage = (
-            open_async(self._database)  # type: ignore[arg-type]
+        storage: AsyncStorage = (
+            open_async_storage(self._database)  # type: ignore[arg-type]
             if owned
             else self._database  # type: ignore[assignment]
         )

@@ -21,7 +21,7 @@ from datetime import timedelta
 
 from venturi._enqueue import utcnow
 from venturi.storage import ClaimRequest
-from venturi.storage.postgres import PostgresStorage
+from venturi.storage.postgres import AsyncPostgresStorage
 from venturi.worker import Worker, WorkerConfig
 
 from tests.integration._workers.pg_tasks import MarkedHandler, MarkLog
@@ -41,7 +41,7 @@ def _args() -> argparse.Namespace:
     return parser.parse_args()
 
 
-async def _warm_up(storage: PostgresStorage) -> None:
+async def _warm_up(storage: AsyncPostgresStorage) -> None:
     """Open the pool and the claim and completion connections before GO."""
     await storage.pending_counts_by_kind()
     request = ClaimRequest(
@@ -52,7 +52,7 @@ async def _warm_up(storage: PostgresStorage) -> None:
 
 
 async def _main(args: argparse.Namespace) -> None:
-    storage = PostgresStorage(args.url, pool_size=2)
+    storage = AsyncPostgresStorage(args.url, pool_size=2)
     try:
         await storage.migrate()
         await _warm_up(storage)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
@@ -25,6 +26,10 @@ from venturi.storage._types import Capabilities
 PACKAGE = "venturi.storage.postgres"
 DEFAULT_SCHEMA = "venturi"
 SCHEMA_PARAM = "venturi_schema"
+
+#: Retention of jobs that storage itself ends (operator cancel, backstop on lease expiry).
+DEFAULT_RETENTION = timedelta(days=7)
+DEFAULT_RECONNECT_TIMEOUT = timedelta(seconds=30)
 
 CAPABILITIES = Capabilities(
     name="postgresql",

@@ -1,8 +1,8 @@
 """The embedded SQLite backend: stdlib ``sqlite3``, WAL, several worker processes on one host.
 
-``SqliteStorage`` implements ``SyncStorage`` and, synchronously, every worker
-operation; ``AsyncSqliteStorage`` is the async ``Storage`` over it (calls run
-inline on the event loop: see ``_async``). SQL lives in ``queries.sql`` and
+``SqliteStorage`` implements ``Storage`` and, synchronously, every worker
+operation; ``AsyncSqliteStorage`` is the ``AsyncStorage`` over it (calls run
+inline on the event loop: see ``_storage_async``). SQL lives in ``queries.sql`` and
 ``migrations/``. The design follows the measurements of
 ``research/sqlite-probe.md``: batched claims and completions, ``executemany``,
 ``BEGIN IMMEDIATE`` retried in Python, partial indexes.
@@ -10,7 +10,7 @@ inline on the event loop: see ``_async``). SQL lives in ``queries.sql`` and
 
 from __future__ import annotations
 
-from venturi.storage.sqlite._async import AsyncSqliteStorage
 from venturi.storage.sqlite._storage import CAPABILITIES, DEFAULT_RETENTION, SqliteStorage
+from venturi.storage.sqlite._storage_async import AsyncSqliteStorage
 
 __all__ = ["CAPABILITIES", "DEFAULT_RETENTION", "AsyncSqliteStorage", "SqliteStorage"]

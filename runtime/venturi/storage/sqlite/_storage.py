@@ -56,7 +56,7 @@ T = TypeVar("T")
 
 
 class SqliteStorage:
-    """The SQLite backend: ``SyncStorage`` plus the worker operations, synchronously.
+    """The SQLite backend: ``Storage`` plus the worker operations, synchronously.
 
     ``path`` is a file path (or ``":memory:"`` for a private throw-away
     database). ``synchronous="FULL"`` (the default) fsyncs every commit;

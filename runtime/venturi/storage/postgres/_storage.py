@@ -1,4 +1,4 @@
-"""``PostgresSyncStorage``: producers and operator tools in synchronous code.
+"""``PostgresStorage``: producers and operator tools in synchronous code.
 
 Connections come from a ``psycopg_pool.ConnectionPool`` in autocommit mode,
 so an enqueue without dedup keys is exactly one round trip and one commit;
@@ -31,19 +31,21 @@ from venturi.storage._types import (
     StoredJob,
 )
 from venturi.storage.postgres import _operator, _producer, _schema
-from venturi.storage.postgres._config import CAPABILITIES, parse, queries
+from venturi.storage.postgres._config import (
+    CAPABILITIES,
+    DEFAULT_RECONNECT_TIMEOUT,
+    DEFAULT_RETENTION,
+    parse,
+    queries,
+)
 from venturi.storage.postgres._retry import Backoff, is_retryable, translated
 from venturi.storage.postgres._steps import Steps, run_sync
 
 T = TypeVar("T")
 
-#: Retention of jobs that storage itself ends (operator cancel, backstop on lease expiry).
-DEFAULT_RETENTION = timedelta(days=7)
-DEFAULT_RECONNECT_TIMEOUT = timedelta(seconds=30)
 
-
-class PostgresSyncStorage:
-    """The PostgreSQL backend's ``SyncStorage``.
+class PostgresStorage:
+    """The PostgreSQL backend's ``Storage``.
 
     ``url`` is a ``postgresql://`` URL; ``schema`` (else the URL's
     ``venturi_schema`` parameter, else ``venturi``) names the PostgreSQL

@@ -1,4 +1,4 @@
-"""``AsyncSqliteStorage``: the async ``Storage`` protocol over ``SqliteStorage``, inline.
+"""``AsyncSqliteStorage``: the ``AsyncStorage`` protocol over ``SqliteStorage``, inline.
 
 Each coroutine calls the synchronous method directly on the event loop's
 thread instead of handing it to a thread pool. SQLite is in-process: claims,

@@ -1,4 +1,4 @@
-"""``PostgresStorage``: the worker's storage and ``AsyncQueue``'s, for asyncio code.
+"""``AsyncPostgresStorage``: the worker's storage and ``AsyncQueue``'s, for asyncio code.
 
 Producer and operator operations share their logic with the sync storage
 (the ``Steps`` of ``_producer``, ``_operator``, ``_schema``) and run on a
@@ -37,7 +37,13 @@ from venturi.storage._types import (
     StoredJob,
 )
 from venturi.storage.postgres import _leases, _operator, _producer, _schema
-from venturi.storage.postgres._config import CAPABILITIES, parse, queries
+from venturi.storage.postgres._config import (
+    CAPABILITIES,
+    DEFAULT_RECONNECT_TIMEOUT,
+    DEFAULT_RETENTION,
+    parse,
+    queries,
+)
 from venturi.storage.postgres._dedicated import Dedicated
 from venturi.storage.postgres._listener import Listener
 from venturi.storage.postgres._retry import Backoff, closed_error, is_retryable, translated
@@ -49,13 +55,12 @@ from venturi.storage.postgres._rows import (
     journal_from_json,
 )
 from venturi.storage.postgres._steps import Steps, run_async
-from venturi.storage.postgres._sync import DEFAULT_RECONNECT_TIMEOUT, DEFAULT_RETENTION
 
 T = TypeVar("T")
 
 
-class PostgresStorage:
-    """The PostgreSQL backend's ``Storage`` and ``Notifier`` (see ``PostgresSyncStorage``
+class AsyncPostgresStorage:
+    """The PostgreSQL backend's ``AsyncStorage`` and ``AsyncNotifier`` (see ``PostgresStorage``
     for the constructor's arguments)."""
 
     def __init__(
@@ -112,7 +117,7 @@ class PostgresStorage:
         atomic: bool = True,
         again: Callable[[], Steps[T]] | None = None,
     ) -> T:
-        """The asyncio twin of ``PostgresSyncStorage._run``."""
+        """The asyncio twin of ``PostgresStorage._run``."""
         pool = self._pool or await self._open_pool()
         backoff = Backoff(self._reconnect_s, what)
         while True:
@@ -317,7 +322,7 @@ class PostgresStorage:
 async def _enqueue_in(
     conn: Any, queries: dict[str, str], requests: Sequence[EnqueueRequest]
 ) -> list[EnqueueResult]:
-    """The asyncio twin of ``_sync.enqueue_in``."""
+    """The asyncio twin of ``_storage.enqueue_in``."""
     if not isinstance(conn, psycopg.AsyncConnection):
         raise ConfigurationError(
             f"enqueue(conn=...) on an asynchronous queue needs a psycopg.AsyncConnection, got "
