@@ -12,10 +12,19 @@ attribute is the same name, except where it would break the generated class:
 Those fields get a trailing underscore in Python (``class`` → ``class_``) and
 keep their JSON name, so stored jobs and other languages see the declared
 name. This rule is documented in docs/declarations.md.
+
+Class names and module names cannot be renamed (the user imports them), so
+the ones that cannot work are refused instead (``problem_with_class_name``,
+``problem_with_module_part``): a keyword (``None``, ``True``, ``class``) does
+not compile, a builtin (``TypeError``, ``NotImplementedError``) would shadow
+the one the stubs use, and a dunder module (``__init__``, ``__main__``) means
+something else to Python. Soft keywords (``match``, ``case``, ``type``, ``_``)
+are ordinary names wherever a name can stand, so they are accepted.
 """
 
 from __future__ import annotations
 
+import builtins
 import keyword
 import re
 import sys
@@ -25,8 +34,8 @@ CLASS_BODY_NAMES = frozenset(
     {
         "Any", "Backoff", "ClassVar", "Decimal", "Independent", "Keep", "Literal", "Mapping",
         "Merge", "NoCarry", "Pending", "Priority", "Replace", "Self", "Task", "TypeAlias", "ULID",
-        "UUID", "With", "bool", "codec", "dataclass", "date", "datetime", "dict", "field",
-        "float", "int", "object", "str", "timedelta", "tuple", "type",
+        "UUID", "With", "bool", "classmethod", "codec", "dataclass", "date", "datetime", "dict",
+        "field", "float", "int", "object", "str", "timedelta", "tuple", "type",
     }
 )
 
@@ -48,11 +57,15 @@ RESERVED_CLASS_NAMES = frozenset(
     }
 )
 
+#: Names a handler stub imports besides the task's own classes (see ``render_worker``).
+STUB_IMPORTS = frozenset({"Context", "Outcome", "NoCarry"})
+
 # Soft keywords (match, case, type) are valid attribute names; only hard keywords are renamed.
 #: Top-level packages generated code imports besides the standard library.
 IMPORTED_TOP_LEVEL = frozenset({"venturi", "venturi_gen", "ulid"})
 
 _PYTHON_RESERVED = frozenset(keyword.kwlist)
+_BUILTINS = frozenset(dir(builtins))
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 
@@ -72,6 +85,26 @@ def shadows_a_module(dotted: str) -> bool:
     """Whether a generated or stub package would shadow one the generated code imports."""
     top = dotted.split(".")[0]
     return top in IMPORTED_TOP_LEVEL or top in sys.stdlib_module_names
+
+
+def problem_with_class_name(name: str) -> str | None:
+    """Why ``name`` cannot be a generated class (a task or a type), or None."""
+    if keyword.iskeyword(name):
+        return f"{name!r} is a Python keyword and cannot name a class"
+    if name in _BUILTINS:
+        return f"{name!r} would shadow the Python builtin of that name in the generated modules"
+    if name in RESERVED_CLASS_NAMES:
+        return f"{name!r} is used by the generated code"
+    return None
+
+
+def problem_with_module_part(part: str) -> str | None:
+    """Why ``part`` cannot be one component of a dotted module name, or None."""
+    if keyword.iskeyword(part):
+        return f"{part!r} is a Python keyword, so `import` cannot name it"
+    if part.startswith("__") and part.endswith("__"):
+        return f"{part!r} is a special name of Python's import system"
+    return None
 
 
 def constant(name: str) -> str:

@@ -148,7 +148,11 @@ def _generate(
     if has_errors(diagnostics):
         result.diagnostics = sort_unique(diagnostics)
         return None
-    used.update(_render(fresh, root, cache))
+    rendered, broken = _render(fresh, root, cache)
+    if broken:
+        result.diagnostics = sort_unique([*diagnostics, *broken])
+        return None
+    used.update(rendered)
     outputs = [_Output.from_json(item) for entry in used.values() for item in entry["outputs"]]
     outputs.sort(key=lambda o: o.display)
     cache.save_inputs(used)
@@ -156,8 +160,15 @@ def _generate(
     return outputs, [d for d in diagnostics if d.severity is Severity.WARNING], stub_dirs
 
 
-def _render(fresh: list[tuple[str, Checked]], root: Path, cache: Cache) -> dict[str, dict[str, Any]]:
-    """Render checked modules and format them all at once; one cache entry per input."""
+def _render(
+    fresh: list[tuple[str, Checked]], root: Path, cache: Cache
+) -> tuple[dict[str, dict[str, Any]], list[Diagnostic]]:
+    """Render checked modules and format them all at once; one cache entry per input.
+
+    Every file is compiled before it can be written: checks on declarations are meant to
+    refuse whatever would not compile, and this makes a gap in them an error at the
+    declaration, never a module that fails at import after an exit status of 0.
+    """
     from venturi_gen import formatting, render
 
     modules = {}
@@ -173,6 +184,7 @@ def _render(fresh: list[tuple[str, Checked]], root: Path, cache: Cache) -> dict[
     formatted = formatting.format_all(chunks, chunk_cache)
     cache.save_chunks(mode, chunk_cache, {formatting.chunk_key(c) for c in chunks})
     entries = {}
+    broken: list[Diagnostic] = []
     for key, checked in fresh:
         outputs = [
             _Output(
@@ -183,6 +195,7 @@ def _render(fresh: list[tuple[str, Checked]], root: Path, cache: Cache) -> dict[
             )
             for r in rendered[key]
         ]
+        broken.extend(_uncompilable(checked.display, outputs))
         layout = modules[key].layout
         entries[key] = {
             "facts": checked.facts.to_json(),
@@ -190,7 +203,26 @@ def _render(fresh: list[tuple[str, Checked]], root: Path, cache: Cache) -> dict[
             "outputs": [o.to_json() for o in outputs],
             "stub_dirs": sorted({display_path(d, root) for d in (layout.handlers_dir, layout.merges_dir)}),
         }
-    return entries
+    return entries, broken
+
+
+def _uncompilable(source: str, outputs: list[_Output]) -> list[Diagnostic]:
+    found = []
+    for output in outputs:
+        if output.content is None:
+            continue
+        try:
+            compile(output.content, output.display, "exec", dont_inherit=True)
+        except SyntaxError as exc:
+            found.append(
+                Diagnostic(
+                    source, 1, 1, "GENERATED_INVALID",
+                    f"the code generated from this file does not compile ({output.display}:"
+                    f"{exc.lineno or 1}: {exc.msg}); this is "
+                    "a venturi-gen bug: please report it with this declaration file",
+                )
+            )
+    return found
 
 
 def _apply(outputs: list[_Output], root: Path, *, check: bool, result: RunResult) -> None:

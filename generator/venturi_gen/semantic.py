@@ -12,6 +12,7 @@ model is returned only when there is none.
 
 from __future__ import annotations
 
+import keyword
 import os
 from pathlib import Path as FsPath
 from typing import Any, Protocol
@@ -85,6 +86,7 @@ def _layout(doc: Document, source: FsPath, diags: list[Diagnostic]) -> Layout:
     handlers = data.get("handlers", "handlers")
     merges = data.get("merges", "merges")
     for key, value in (("module", package), ("handlers", handlers), ("merges", merges)):
+        _check_module_parts(doc, (key,), key, value, diags)
         if names.shadows_a_module(value):
             top = value.split(".")[0]
             diags.append(
@@ -112,16 +114,39 @@ def _layout(doc: Document, source: FsPath, diags: list[Diagnostic]) -> Layout:
                   directory(merges))
 
 
+def _check_module_parts(doc: Document, path: Path, key: str, dotted: str, diags: list[Diagnostic]) -> None:
+    for part in dotted.split("."):
+        problem = names.problem_with_module_part(part)
+        if problem is not None:
+            diags.append(doc.error(path, "RESERVED_NAME", f"{key} {dotted!r}: {problem}; choose another name"))
+            return
+
+
+def _state(doc: Document, classes: frozenset[str], diags: list[Diagnostic]) -> tuple[str, str] | None:
+    """``state: module:Name``, checked: the stubs import ``Name`` beside the task's classes."""
+    if "state" not in doc.data:
+        return None
+    module, _, name = doc.data["state"].partition(":")
+    _check_module_parts(doc, ("state",), "state", module, diags)
+    if keyword.iskeyword(name):
+        diags.append(doc.error(("state",), "RESERVED_NAME",
+                               f"state type {name!r} is a Python keyword; choose another name"))
+    elif name in classes or name in names.STUB_IMPORTS:
+        diags.append(doc.error(("state",), "RESERVED_NAME",
+                               f"state type {name!r} would collide with the name {name!r} that the "
+                               "handler stubs import; rename one of them"))
+    return module, name
+
+
 def _class_names(doc: Document, types: dict[str, TypeRef], diags: list[Diagnostic]) -> frozenset[str]:
     """Every class name the module generates; reports collisions and reserved names."""
     owners: dict[str, Path] = {}
     derived: dict[str, str] = {}  # the generated name -> what it is derived from
 
     def claim(name: str, path: Path, what: str) -> None:
-        if name in names.RESERVED_CLASS_NAMES:
-            diags.append(doc.error(path, "RESERVED_NAME",
-                                   f"{name!r} is used by the generated code; choose another name",
-                                   key=True))
+        problem = names.problem_with_class_name(name)
+        if problem is not None:
+            diags.append(doc.error(path, "RESERVED_NAME", f"{problem}; choose another name", key=True))
             return
         if name in owners:
             first = derived.get(name, f"the name {name!r}")
@@ -229,12 +254,9 @@ def build_module(doc: Document, source: FsPath) -> tuple[ModuleDecl | None, list
         for name, spec in data["tasks"].items()
     )
     _unused_types(doc, types, struct_fields, task_fields, diags)
+    state = _state(doc, classes, diags)
     if has_errors(diags):
         return None, diags
-    state = None
-    if "state" in data:
-        state_module, _, state_name = data["state"].partition(":")
-        state = (state_module, state_name)
     module = ModuleDecl(doc.file, layout, state, enums, structs, tasks)
     return module, diags
 
