@@ -5,7 +5,10 @@ and dropped afterwards: a few milliseconds, and every test sees a real,
 empty venturi schema with its own NOTIFY channel. The server comes from
 ``$VENTURI_TEST_POSTGRES_URL`` (default: the local server on 127.0.0.1).
 When it cannot be reached the PostgreSQL tests skip with the reason;
-``.ci/run`` starts the server, so in CI they run.
+``.ci/run`` starts the server, so in CI they run. Every test marked
+``postgres`` skips that way (``pytest_runtest_setup`` below), whether it asks
+for a fixture of this module or connects to ``ADMIN_URL`` itself; tests on a
+server of their own (``own_postgres``, ``tests/pg_server.py``) do not need it.
 
 Registered for every test package by ``tests/conftest.py``; the conformance
 suite's registry (``tests/conformance/backends.py``) uses ``POSTGRES_BACKEND``.
@@ -62,6 +65,17 @@ def drop_schema(schema: str, admin_url: str = ADMIN_URL) -> None:
 
     with psycopg.connect(admin_url, autocommit=True) as conn:
         conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')  # type: ignore[arg-type]
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A ``postgres`` test skips, saying why, when the shared server cannot be reached."""
+    if item.get_closest_marker("postgres") is None:
+        return
+    if "own_postgres" in getattr(item, "fixturenames", ()):
+        return
+    reason = skip_reason()
+    if reason is not None:
+        pytest.skip(reason)
 
 
 @pytest.fixture
