@@ -41,12 +41,14 @@ async def test_heartbeat_extends_held_leases_only(backend: Backend) -> None:
 
 async def test_expired_lease_returns_the_job_as_a_failure(backend: Backend) -> None:
     [job] = await claim_n(backend, 1)
+    due = (await backend.storage.get(job.id)).run_at  # type: ignore[union-attr]
     assert await backend.storage.reclaim_expired(now=utcnow(), limit=10, max_failures=None) == 0
     at = job.lease_expires_at + timedelta(seconds=1)
     assert await backend.storage.reclaim_expired(now=at, limit=10, max_failures=None) == 1
     stored = await backend.storage.get(job.id)
     assert stored is not None
-    assert (stored.state, stored.failure_count, stored.run_at) == (JobState.PENDING, 1, at)
+    # Pending again in its own place: run_at is still the time it first became due.
+    assert (stored.state, stored.failure_count, stored.run_at) == (JobState.PENDING, 1, due)
     assert stored.error_code == "lease_expired"
     [entry] = stored.journal
     assert (entry.event, entry.error_code, entry.run) == (JournalEvent.LEASE_EXPIRED, "lease_expired", 1)
@@ -54,6 +56,27 @@ async def test_expired_lease_returns_the_job_as_a_failure(backend: Backend) -> N
     assert held == set()
     [again] = await backend.storage.claim(claim_request(), now=at)
     assert (again.id, again.run_count, again.failure_count) == (job.id, 2, 1)
+
+
+async def test_a_reclaimed_job_runs_before_the_backlog_enqueued_after_it(
+    backend: Backend,
+) -> None:
+    # Its worker crashed mid-run while more work kept arriving: once the lease runs
+    # out, the job goes back in its own place, ahead of everything enqueued since.
+    # Both reclaim paths count: the lease expiring and a worker handing the job back.
+    expired, handed_back = await claim_n(backend, 2)
+    backlog = await backend.storage.enqueue(
+        [request(Plain(n)) for n in range(100, 150)]
+    )
+    at = expired.lease_expires_at + timedelta(seconds=1)
+    released = result(handed_back, Resolution.RELEASED, now=at)
+    assert await backend.storage.finish([released], now=at) == [True]
+    assert await backend.storage.reclaim_expired(now=at, limit=10, max_failures=None) == 1
+    first = await backend.storage.claim(claim_request(limit=2), now=at)
+    assert sorted(j.id for j in first) == sorted([expired.id, handed_back.id])
+    assert {j.run_count for j in first} == {2}
+    rest = await backend.storage.claim(claim_request(limit=100), now=at)
+    assert sorted(j.id for j in rest) == sorted(r.job_id for r in backlog)
 
 
 async def test_backstop_sends_the_job_to_dead(backend: Backend) -> None:

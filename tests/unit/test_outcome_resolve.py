@@ -383,12 +383,12 @@ def test_oversized_attachment_is_replaced() -> None:
     assert "attachment_error" in result.journal_entry.attachment
 
 
-def test_released_run_goes_back_to_pending_now_without_failure() -> None:
+def test_released_run_goes_back_to_pending_in_its_place_without_failure() -> None:
     result = resolve(
         end(TYPED, claimed=job(failures=4), released=True, carry=Steps(5)), now=NOW, policy=POLICY
     )
     assert result.resolution is Resolution.RELEASED
-    assert result.run_at == NOW
+    assert result.run_at is None  # storage keeps the job's run_at: its place in line
     assert result.carry == '{"done":5}'
     assert result.error_code is None
     assert result.journal_entry.event is JournalEvent.RELEASED

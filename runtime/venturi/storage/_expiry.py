@@ -5,6 +5,10 @@ reports its run's end. The backend reclaims such a job by ending the run on
 its behalf, as a failure: back to pending at once, or dead once the failures
 reach the backstop. Both backends turn these ``RunResult`` values into rows
 through the same fenced path as a worker's own results.
+
+A reclaimed job keeps its ``run_at``, and so its place in line: it was due
+when its lost run was claimed, so it runs again ahead of the jobs enqueued
+since, instead of waiting behind the whole backlog a crash left behind.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ def expired_lease_result(
     max_failures: int | None,
     purge_after: datetime,
 ) -> RunResult:
-    """End an expired run: a retry due now, or dead when ``max_failures`` is reached."""
+    """End an expired run: a retry in the job's own place, or dead at ``max_failures``."""
     failures = failure_count + 1
     if max_failures is not None and failures >= max_failures:
         message = f"the lease expired; {failures} failed runs reach the backstop of {max_failures}"
@@ -48,5 +52,5 @@ def expired_lease_result(
     )  # fmt: skip
     return RunResult(
         job_id, lease_token, Resolution.RETRY, entry,
-        run_at=now, error_code=LEASE_EXPIRED, error_message=message,
+        error_code=LEASE_EXPIRED, error_message=message,
     )  # fmt: skip

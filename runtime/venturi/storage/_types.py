@@ -185,7 +185,10 @@ class RunResult(NamedTuple):
     resolution: Resolution
     journal_entry: JournalEntry
     carry: str | None = None  # new carry JSON (PAUSED, RETRY, RELEASED); None keeps it
-    run_at: datetime | None = None  # next eligibility (PAUSED, RETRY, RELEASED)
+    # Next eligibility (PAUSED, RETRY, RELEASED). None keeps the job's own run_at, its place
+    # in line: a job was due when it was claimed, so it is eligible again at once, ahead
+    # of the jobs that became due after it (a reclaimed or handed-back job).
+    run_at: datetime | None = None
     output: str | None = None  # COMPLETED with a typed output
     error_code: str | None = None
     error_message: str | None = None

@@ -303,8 +303,7 @@ def _released(end: RunEnd, now: datetime, attachment: Any) -> RunResult:
         now,
         note,
         attachment,
-        carry=carry,
-        run_at=now,
+        carry=carry,  # no run_at: the job keeps its place in line
     )
 
 

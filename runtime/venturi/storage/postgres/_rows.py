@@ -232,7 +232,8 @@ def _end_run_row(
     if at_per_row:
         row["at"] = aware(entry.at).isoformat()
     if state == "pending":
-        row["ra"] = (now if result.run_at is None else aware(result.run_at)).isoformat()
+        if result.run_at is not None:  # left out: the job keeps its run_at (end_runs)
+            row["ra"] = aware(result.run_at).isoformat()
         if result.carry is not None:
             row["ca"] = result.carry
     elif pa_per_row and result.purge_after is not None:

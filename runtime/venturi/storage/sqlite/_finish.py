@@ -105,7 +105,7 @@ def _end_run_params(result: RunResult, now_s: float, memo: EpochMemo) -> tuple[A
     state = _STATE[result.resolution]
     failures = _FAILURES.get(result.resolution, 0)
     if state == "pending":
-        run_at = now_s if result.run_at is None else memo(result.run_at)
+        run_at = None if result.run_at is None else memo(result.run_at)  # None keeps it
         return (
             result.job_id, result.lease_token, state, run_at, result.carry, failures, None,
             result.error_code, result.error_message, None, None,
