@@ -60,7 +60,12 @@ def test_workers_and_producers_ride_out_a_server_restart(
         time.sleep(0.4)
         done_before = _states(pg_schema, admin).get("completed", 0)
         own_postgres.restart()
-        time.sleep(1.0)
+        # Enqueues carry on after the outage: wait for some (a count, not a time, so
+        # that a busy machine slows the test down instead of failing it).
+        after_restart = len(produced) + 20
+        while len(produced) < after_restart and not errors:
+            assert time.monotonic() < deadline, "the producer did not resume after the restart"
+            time.sleep(0.05)
         stop.set()
         thread.join(timeout=60)
         assert errors == []
@@ -72,7 +77,7 @@ def test_workers_and_producers_ride_out_a_server_restart(
         stop.set()
         _stop(procs, terminate=True)
     assert 0 < done_before < jobs, "the restart did not fall in the middle of the work"
-    assert len(produced) > 50
+    assert len(produced) >= 20
     runs = _runs(log)
     assert len(runs) == total
     for job_runs in runs.values():
