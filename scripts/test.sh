@@ -19,9 +19,11 @@ if command -v pg_isready >/dev/null 2>&1 && ! pg_isready -q -h 127.0.0.1 -p 5432
 fi
 
 echo "== ruff"
-.venv/bin/ruff check runtime generator tests examples
+.venv/bin/ruff check runtime generator tests examples scripts
 echo "== mypy --strict"
 .venv/bin/mypy
+echo "== sync twins (scripts/async_to_sync.py --check)"
+.venv/bin/python scripts/async_to_sync.py --check
 echo "== venturi-gen --check (bundled examples)"
 .venv/bin/venturi-gen --check
 echo "== pytest"

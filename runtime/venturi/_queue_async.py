@@ -1,4 +1,4 @@
-"""``AsyncQueue``: the asyncio twin of ``Queue``; the enqueue logic itself is shared."""
+"""``AsyncQueue``: enqueue, inspect and cancel jobs for asyncio code; the enqueue logic is ``_enqueue``."""
 
 from __future__ import annotations
 
@@ -18,15 +18,29 @@ T = TypeVar("T", bound=Task[Any])
 
 
 class AsyncQueue:
-    """Async producer handle. Call ``await queue.open()`` (or use ``async with``) first."""
+    """The producer's handle on the job store.
 
-    def __init__(self, database: str | AsyncStorage | None = None, *, migrate: bool = True) -> None:
+    ``AsyncQueue()`` opens the database named by ``$VENTURI_DATABASE_URL`` (or the
+    default SQLite file); ``AsyncQueue("postgresql://...")`` or ``AsyncQueue(storage)``
+    pick one explicitly. The schema is created on first use.
+    Call ``await queue.open()`` (or use ``async with``) first.
+    """
+
+    def __init__(
+        self, database: str | AsyncStorage | None = None, *, migrate: bool = True
+    ) -> None:
         self.storage: AsyncStorage = (
-            database if database is not None and not isinstance(database, str) else open_async_storage(database)
+            database
+            if database is not None and not isinstance(database, str)
+            else open_async_storage(database)
         )
-        self._migrate = migrate
+        if True:  # ASYNC
+            self._migrate = migrate  # in open(): a constructor cannot await
+        else:
+            if migrate:
+                self.storage.migrate()
 
-    async def open(self) -> AsyncQueue:
+    async def open(self) -> AsyncQueue:  # async-only
         if self._migrate:
             await self.storage.migrate()
         return self
@@ -40,8 +54,14 @@ class AsyncQueue:
         queue: str | None = None,
         conn: Any = None,
     ) -> EnqueueResult:
+        """Enqueue one task; on a dedup collision its ``merge`` decides what happens.
+
+        ``conn``: the application's own open database connection, so the job
+        commits or rolls back with the application's data (PostgreSQL only).
+        """
         request = build_request(task, now=utcnow(), run_at=run_at, delay=delay, queue=queue)
-        return (await self.storage.enqueue([request], conn=conn))[0]
+        results = await self.storage.enqueue([request], conn=conn)
+        return results[0]
 
     async def enqueue_many(
         self,
@@ -52,6 +72,7 @@ class AsyncQueue:
         queue: str | None = None,
         conn: Any = None,
     ) -> list[EnqueueResult]:
+        """Enqueue many tasks in one transaction: all of them, or none on error."""
         now = utcnow()
         batch = list(tasks)
         if not batch:
@@ -65,19 +86,24 @@ class AsyncQueue:
     @overload
     async def get(self, job_id: str, task: type[T]) -> JobInfo[T]: ...
     async def get(self, job_id: str, task: type[T] | None = None) -> JobInfo[Any]:
+        """The job's state, runs, typed output, failure, carry and journal."""
         stored = await self.storage.get(job_id)
         if stored is None:
             raise JobNotFound(f"no job with id {job_id!r}")
         return job_info(stored, task)
 
     async def cancel(self, job_id: str) -> CancelOutcome:
+        """Cancel a pending job, or fence a running one so its worker cannot complete it."""
         return await self.storage.cancel(job_id, now=utcnow())
 
     async def close(self) -> None:
         await self.storage.close()
 
     async def __aenter__(self) -> AsyncQueue:
-        return await self.open()
+        if True:  # ASYNC
+            return await self.open()
+        else:
+            return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()

@@ -16,7 +16,7 @@ import pytest
 from venturi.errors import ConfigurationError
 from venturi.storage.postgres import PostgresStorage, _schema, migrate
 from venturi.storage.postgres._config import parse, queries
-from venturi.storage.postgres._steps import run_sync
+from venturi.storage.postgres._run_steps import run_steps
 
 from tests.pg_fixtures import ADMIN_URL, drop_schema, new_schema_name, schema_url
 
@@ -65,9 +65,9 @@ def _migrate_by_steps(schema: str, *, start_at: int) -> int:
     q = queries(settings)
     with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
         with conn.transaction():
-            run_sync(conn, _schema.migrate(q, settings, target=start_at, snapshot=False))
+            run_steps(conn, _schema.migrate(q, settings, target=start_at, snapshot=False))
         with conn.transaction():
-            return run_sync(conn, _schema.migrate(q, settings, snapshot=False))
+            return run_steps(conn, _schema.migrate(q, settings, snapshot=False))
 
 
 @pytest.fixture

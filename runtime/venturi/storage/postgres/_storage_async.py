@@ -1,10 +1,17 @@
 """``AsyncPostgresStorage``: the worker's storage and ``AsyncQueue``'s, for asyncio code.
 
-Producer and operator operations share their logic with the sync storage
-(the ``Steps`` of ``_producer``, ``_operator``, ``_schema``) and run on a
-``psycopg_pool.AsyncConnectionPool``. The worker's hot path does not touch
-the pool: claims and completions each have a dedicated connection (so a
-flush never waits behind a claim), and LISTEN has a third (``_listener``).
+Producer and operator operations are the ``Steps`` of ``_producer``,
+``_operator`` and ``_schema``, run on a ``psycopg_pool.AsyncConnectionPool`` of
+autocommit connections: an enqueue without dedup keys is exactly one round
+trip and one commit; operations of several statements run in an explicit
+transaction. A lost connection (a server restart, a killed backend) is
+retried with backoff where that cannot apply work twice (see ``_retry``).
+``enqueue(conn=...)`` runs on the application's own ``psycopg.AsyncConnection``
+instead, inside its transaction.
+
+The worker's hot path does not touch the pool: claims and completions each
+have a dedicated connection (so a flush never waits behind a claim), and
+LISTEN has a third (``_listener``).
 
 Times: every time this backend compares or stores comes from the caller
 (``now=``, the run and lease times the worker computes), never from the
@@ -54,14 +61,21 @@ from venturi.storage.postgres._rows import (
     finish_params,
     journal_from_json,
 )
-from venturi.storage.postgres._steps import Steps, run_async
+from venturi.storage.postgres._run_steps_async import run_steps
+from venturi.storage.postgres._steps import Steps
 
 T = TypeVar("T")
 
 
 class AsyncPostgresStorage:
-    """The PostgreSQL backend's ``AsyncStorage`` and ``AsyncNotifier`` (see ``PostgresStorage``
-    for the constructor's arguments)."""
+    """The PostgreSQL backend's ``AsyncStorage`` and ``AsyncNotifier``.
+
+    ``url`` is a ``postgresql://`` URL; ``schema`` (else the URL's
+    ``venturi_schema`` parameter, else ``venturi``) names the PostgreSQL
+    schema holding venturi's tables. ``pool_size`` bounds the connections
+    of the pool; ``reconnect_timeout`` bounds how long an operation keeps
+    retrying while the server is unreachable.
+    """
 
     def __init__(
         self,
@@ -77,34 +91,46 @@ class AsyncPostgresStorage:
         self._retention = retention
         self._reconnect_s = reconnect_timeout.total_seconds()
         self._pool_size = max(1, pool_size)
-        self._pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] | None = None
-        self._pool_lock = asyncio.Lock()
-        self._closed = False
-        conninfo = self.settings.conninfo_for
-        self.claims = Dedicated(conninfo("venturi-claim"), reconnect_timeout_s=self._reconnect_s)
-        self.completions = Dedicated(
-            conninfo("venturi-complete"), reconnect_timeout_s=self._reconnect_s
-        )
-        self.listener = Listener(conninfo("venturi-listen"), self.settings.channel)
+        if True:  # ASYNC
+            # A pool opens on a running event loop: on first use (_open_pool).
+            self._pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] | None = None
+            self._pool_lock = asyncio.Lock()
+            self._closed = False
+            conninfo = self.settings.conninfo_for
+            self.claims = Dedicated(
+                conninfo("venturi-claim"), reconnect_timeout_s=self._reconnect_s
+            )
+            self.completions = Dedicated(
+                conninfo("venturi-complete"), reconnect_timeout_s=self._reconnect_s
+            )
+            self.listener = Listener(conninfo("venturi-listen"), self.settings.channel)
+        else:
+            self._pool = self._new_pool()
+            self._pool.open(wait=False)
 
     @property
     def capabilities(self) -> Capabilities:
         return CAPABILITIES
 
-    async def _open_pool(self) -> AsyncConnectionPool[psycopg.AsyncConnection[Any]]:
+    def _new_pool(self) -> AsyncConnectionPool[psycopg.AsyncConnection[Any]]:
+        return AsyncConnectionPool(
+            self.settings.conninfo_for("venturi-producer"),
+            min_size=1,
+            max_size=self._pool_size,
+            kwargs={"autocommit": True},
+            timeout=min(5.0, self._reconnect_s),
+            open=False,
+            name=f"venturi-{self.settings.schema}",
+        )
+
+    async def _open_pool(  # async-only
+        self,
+    ) -> AsyncConnectionPool[psycopg.AsyncConnection[Any]]:
         async with self._pool_lock:
             if self._closed:
                 raise closed_error()  # not opened again behind its owner's back
             if self._pool is None:
-                pool: AsyncConnectionPool[psycopg.AsyncConnection[Any]] = AsyncConnectionPool(
-                    self.settings.conninfo_for("venturi-producer"),
-                    min_size=1,
-                    max_size=self._pool_size,
-                    kwargs={"autocommit": True},
-                    timeout=min(5.0, self._reconnect_s),
-                    open=False,
-                    name=f"venturi-{self.settings.schema}",
-                )
+                pool = self._new_pool()
                 await pool.open(wait=False)
                 self._pool = pool
             return self._pool
@@ -117,17 +143,23 @@ class AsyncPostgresStorage:
         atomic: bool = True,
         again: Callable[[], Steps[T]] | None = None,
     ) -> T:
-        """The asyncio twin of ``PostgresStorage._run``."""
-        pool = self._pool or await self._open_pool()
+        """Run fresh ``make()`` steps on a pooled connection, in a transaction when
+        ``atomic``, retrying while the failure left nothing applied. Steps that are
+        not ``atomic`` must be one statement, idempotent or made so for retries by
+        ``again`` (used instead of ``make`` after the first attempt)."""
+        if True:  # ASYNC
+            pool = self._pool or await self._open_pool()
+        else:
+            pool = self._pool
         backoff = Backoff(self._reconnect_s, what)
         while True:
             body_done = False
             try:
                 async with pool.connection() as conn:
                     if not atomic:
-                        return await run_async(conn, make())
+                        return await run_steps(conn, make())
                     async with conn.transaction():
-                        result = await run_async(conn, make())
+                        result = await run_steps(conn, make())
                         body_done = True  # from here on a failure is the COMMIT's
                     return result
             except psycopg.Error as exc:
@@ -159,7 +191,7 @@ class AsyncPostgresStorage:
         self, requests: Iterable[EnqueueRequest], *, conn: Any = None
     ) -> list[EnqueueResult]:
         if conn is not None:
-            return await _enqueue_in(conn, self._queries, list(requests))
+            return await enqueue_in(conn, self._queries, list(requests))
         plan = _producer.plan(requests)
         if plan is None:
             return []
@@ -221,8 +253,9 @@ class AsyncPostgresStorage:
         )
 
     # -- worker --------------------------------------------------------------------
-
-    async def claim(self, request: ClaimRequest, *, now: datetime) -> list[ClaimedJob]:
+    async def claim(  # async-only
+        self, request: ClaimRequest, *, now: datetime
+    ) -> list[ClaimedJob]:
         if request.limit <= 0 or not request.queues or not request.kinds:
             return []
         expires = now + request.lease_duration
@@ -250,7 +283,9 @@ class AsyncPostgresStorage:
         # batch's leases expire and reclaim_expired hands those jobs back.
         return await self.claims.run(op, what="claim jobs")
 
-    async def finish(self, results: Sequence[RunResult], *, now: datetime) -> list[bool]:
+    async def finish(  # async-only
+        self, results: Sequence[RunResult], *, now: datetime
+    ) -> list[bool]:
         if not results:
             return []
         first: list[bool] | None = None
@@ -279,7 +314,7 @@ class AsyncPostgresStorage:
             return [r.job_id in held for r in results]
         return [ok and r.job_id in held for ok, r in zip(first, results, strict=True)]
 
-    async def heartbeat(
+    async def heartbeat(  # async-only
         self, leases: Sequence[tuple[str, str]], *, lease_duration: timedelta, now: datetime
     ) -> set[str]:
         if not leases:
@@ -297,7 +332,9 @@ class AsyncPostgresStorage:
         # pool checkout would cost the worker a connection of its own.
         return await self.completions.run(op, what="extend leases")
 
-    async def reclaim_expired(self, *, now: datetime, limit: int, max_failures: int | None) -> int:
+    async def reclaim_expired(  # async-only
+        self, *, now: datetime, limit: int, max_failures: int | None
+    ) -> int:
         return await self._run(
             lambda: _leases.reclaim_expired(
                 self._queries, now=now, limit=limit, max_failures=max_failures,
@@ -306,23 +343,34 @@ class AsyncPostgresStorage:
             what="reclaim expired leases",
         )  # fmt: skip
 
-    async def wait_for_work(self, queues: Sequence[str], timeout: float) -> bool:
+    async def wait_for_work(  # async-only
+        self, queues: Sequence[str], timeout: float
+    ) -> bool:
         return await self.listener.wait(queues, timeout)
 
     async def close(self) -> None:
-        self._closed = True
-        await self.listener.close()
-        await self.claims.close()
-        await self.completions.close()
-        if self._pool is not None:
-            await self._pool.close()
-            self._pool = None
+        if True:  # ASYNC
+            self._closed = True
+            await self.listener.close()
+            await self.claims.close()
+            await self.completions.close()
+            if self._pool is not None:
+                await self._pool.close()
+                self._pool = None
+        else:
+            self._pool.close()
 
 
-async def _enqueue_in(
+async def enqueue_in(
     conn: Any, queries: dict[str, str], requests: Sequence[EnqueueRequest]
 ) -> list[EnqueueResult]:
-    """The asyncio twin of ``_storage.enqueue_in``."""
+    """Enqueue on the application's connection, inside its transaction, never committing it.
+
+    A savepoint makes the batch all or nothing without ending the caller's
+    transaction. A connection outside autocommit that has not started its
+    transaction yet is made to start it first: otherwise the block would be
+    an outer transaction and commit the jobs on its own.
+    """
     if not isinstance(conn, psycopg.AsyncConnection):
         raise ConfigurationError(
             f"enqueue(conn=...) on an asynchronous queue needs a psycopg.AsyncConnection, got "
@@ -331,6 +379,6 @@ async def _enqueue_in(
     if not conn.autocommit and conn.info.transaction_status == pq.TransactionStatus.IDLE:
         await conn.execute("SELECT 1")  # psycopg opens the implicit transaction first
     async with conn.transaction():
-        return await run_async(
+        return await run_steps(
             conn, _producer.enqueue(queries, requests, pipelined=len(requests) > _producer.CHUNK)
         )
