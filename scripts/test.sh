@@ -20,8 +20,14 @@ fi
 
 echo "== ruff"
 .venv/bin/ruff check runtime generator tests examples scripts
-echo "== mypy --strict"
+echo "== mypy --strict (runtime, generator, examples)"
 .venv/bin/mypy
+echo "== pyright --strict (runtime, examples)"
+# No check of PyPI for a newer pyright on every run.
+export PYRIGHT_PYTHON_IGNORE_WARNINGS=1
+.venv/bin/pyright
+echo "== mypy --strict and pyright --strict (golden outputs of the generator)"
+.venv/bin/python scripts/typecheck_golden.py
 echo "== sync twins (scripts/async_to_sync.py --check)"
 .venv/bin/python scripts/async_to_sync.py --check
 echo "== venturi-gen --check (bundled examples)"

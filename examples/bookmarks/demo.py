@@ -41,7 +41,7 @@ SCRIPT = [
 def enqueue_script(queue: Queue, site: LocalSite) -> list[tuple[str, FetchBookmark, EnqueueResult]]:
     """Enqueue the tasks of ``SCRIPT``; returns (label, task, result) per enqueue."""
     bookmark_ids = {number: ULID() for _, number, _ in SCRIPT}
-    done = []
+    done: list[tuple[str, FetchBookmark, EnqueueResult]] = []
     for label, number, path in SCRIPT:
         task = FetchBookmark(bookmark_id=bookmark_ids[number], url=site.url(path))
         done.append((label, task, queue.enqueue(task)))
@@ -49,7 +49,7 @@ def enqueue_script(queue: Queue, site: LocalSite) -> list[tuple[str, FetchBookma
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m examples.bookmarks.demo", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m examples.bookmarks.demo", description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--database", help="database URL (default: a fresh SQLite file, removed afterwards)")
     args = parser.parse_args(argv)
     # The worker's own log lines, indented under step 2 (on stdout, so they stay in order).

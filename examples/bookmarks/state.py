@@ -45,4 +45,4 @@ class App:
 
     http: HttpClient = field(default_factory=HttpClient)
     #: Fetched content by bookmark id.
-    pages: dict[ULID, bytes] = field(default_factory=dict)
+    pages: dict[ULID, bytes] = field(default_factory=dict[ULID, bytes])

@@ -43,10 +43,10 @@ async def wait_for_page(queue: Queue, job_id: str, page: int) -> JobInfo[Reindex
 async def run(database: str, index: SearchIndex) -> None:
     with Queue(database) as queue:
         print("\n1. Enqueue ReindexCatalog(catalog='books') twice")
-        for _ in range(2):
-            result = queue.enqueue(ReindexCatalog(catalog="books"))
+        results = [queue.enqueue(ReindexCatalog(catalog="books")) for _ in range(2)]
+        for result in results:
             print(f"  {result.outcome.value:<8} job {result.job_id}")
-        job_id = result.job_id
+        job_id = results[-1].job_id
 
         print(f"\n2. Worker 1 runs; it is shut down once page {STOP_AFTER_PAGES} is indexed")
         # A slow catalog service (20 ms a page), so that the shutdown lands mid-way.
@@ -75,7 +75,7 @@ async def run(database: str, index: SearchIndex) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m examples.catalog.demo", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m examples.catalog.demo", description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--database", help="database URL (default: a fresh SQLite file, removed afterwards)")
     args = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stdout, level=logging.INFO, format="    worker log: %(message)s")

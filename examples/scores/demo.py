@@ -54,7 +54,7 @@ def run(database: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m examples.scores.demo", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m examples.scores.demo", description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--database", help="database URL (default: a fresh SQLite file, removed afterwards)")
     args = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stdout, level=logging.INFO, format="    worker log: %(message)s")

@@ -19,11 +19,11 @@ class Recompute:
 @dataclass(slots=True)
 class Scoreboard:
     #: (league, user id) -> points of every game played.
-    points: dict[tuple[str, int], list[int]] = field(default_factory=dict)
+    points: dict[tuple[str, int], list[int]] = field(default_factory=dict[tuple[str, int], list[int]])
     #: (league, user id) -> score, written by the handler.
-    scores: dict[tuple[str, int], int] = field(default_factory=dict)
+    scores: dict[tuple[str, int], int] = field(default_factory=dict[tuple[str, int], int])
     #: Every recompute run, in the order they ran.
-    runs: list[Recompute] = field(default_factory=list)
+    runs: list[Recompute] = field(default_factory=list[Recompute])
 
     def score(self, league: str, user_id: int) -> int:
         return sum(self.points.get((league, user_id), []))

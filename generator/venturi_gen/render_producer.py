@@ -10,7 +10,16 @@ from __future__ import annotations
 from typing import Any
 
 from venturi_gen.durations import timedelta_expr
-from venturi_gen.model import EnumDecl, FieldDecl, ModuleDecl, StructDecl, TaskDecl
+from venturi_gen.model import (
+    EnumDecl,
+    FieldDecl,
+    MapType,
+    ModuleDecl,
+    OptionalType,
+    StructDecl,
+    TaskDecl,
+    TypeRef,
+)
 from venturi_gen.names import constant
 from venturi_gen.pyexpr import (
     Code,
@@ -34,8 +43,15 @@ def _field_line(f: FieldDecl) -> Code:
     if not d.factory:
         return Code(f"    {head} = {d.python}")
     if d.python == "{}":
-        return Code(f"    {head} = field(default_factory=dict)")
+        # ``dict[str, V]``, not bare ``dict``: pyright --strict calls the latter partially unknown.
+        return Code(f"    {head} = field(default_factory=dict[str, {annotation(_map_type(f.type).value)}])")
     return wrap("    ", f"{head} = field(", [f"default_factory=lambda: {d.python}"], ")")
+
+
+def _map_type(t: TypeRef) -> MapType:
+    inner = t.inner if isinstance(t, OptionalType) else t
+    assert isinstance(inner, MapType), "only a map has the empty-mapping default"
+    return inner
 
 
 def _fields(fields: tuple[FieldDecl, ...]) -> list[dict[str, Any]]:
@@ -79,7 +95,6 @@ def _task(m: ModuleDecl, t: TaskDecl) -> str:
         "kind": literal(t.kind),
         "queue": literal(t.queue),
         "carry": carry,
-        "output_type": Code(f"type[{t.output.name}] | None" if t.output else "None"),
         "output": ident(t.output.name) if t.output else Code("None"),
         "timeout": Code(timedelta_expr(t.timeout_ms)) if t.timeout_ms else Code("None"),
         "retention": Code(timedelta_expr(t.retention_ms)) if t.retention_ms else Code("None"),
@@ -109,7 +124,7 @@ def _enum(e: EnumDecl) -> str:
 
 def producer(m: ModuleDecl) -> tuple[str, ...]:
     """Chunks of ``<package>/tasks.py``."""
-    names = {"dataclass", "ClassVar", "Any", "Self", "timedelta", "Priority", "Task", "codec"}
+    names = {"dataclass", "Any", "Self", "Priority", "Task", "codec"}
     structs = [*m.structs, *(s for t in m.tasks for s in (t.carry, t.output) if s is not None)]
     for fields in [s.fields for s in structs] + [t.payload for t in m.tasks]:
         for f in fields:
@@ -127,6 +142,8 @@ def producer(m: ModuleDecl) -> tuple[str, ...]:
             names.add(t.on_collision.capitalize())
         if t.retry_ms:
             names.add("Backoff")
+        if t.retry_ms or t.timeout_ms or t.retention_ms:
+            names.add("timedelta")
     for builtin in ("str", "int", "float", "bool"):
         names.discard(builtin)
     doc = (

@@ -75,8 +75,13 @@ class Task(Generic[C]):
         """Jobs sharing a concurrency key never run at the same time."""
         return None
 
-    def merge(self, existing: Pending[Self, C]) -> Merge[Self, C]:
-        """Decide what happens when a pending job with the same dedup key exists."""
+    def merge(self, existing: Pending[Any, C]) -> Merge[Any, C]:
+        """Decide what happens when a pending job with the same dedup key exists.
+
+        The payload type is ``Any`` here, not ``Self``: an override names its own class
+        (``Pending[FetchBookmark, NoCarry]``), and pyright rejects that override against a
+        ``Self`` parameter (a parameter may not narrow ``Self``), while mypy accepts both.
+        """
         return Replace
 
     def backoff(self) -> Backoff | None:

@@ -20,9 +20,9 @@ import decimal
 import json
 import math
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, Self, TypeVar
+from typing import Any, Generic, Protocol, Self, TypeVar, cast
 
 import ulid
 
@@ -151,16 +151,17 @@ def expect_object(
     """Check an object: present required keys, no unknown keys."""
     if not isinstance(data, dict):
         raise CodecError(path, f"expected an object, got {_type_name(data)}")
-    keys = data.keys()
+    obj = cast(dict[str, Any], data)  # JSON objects have string keys
+    keys = obj.keys()
     if keys >= required and keys <= allowed:  # the common case: no sets or lists to build
-        return data
-    missing = sorted(required - data.keys())
+        return obj
+    missing = sorted(required - keys)
     if missing:
         raise CodecError(path, f"missing required field(s): {', '.join(missing)}")
-    unknown = sorted(data.keys() - allowed)
+    unknown = sorted(keys - allowed)
     if unknown:
         raise CodecError(path, f"unknown field(s): {', '.join(unknown)}")
-    return data
+    return obj
 
 
 def expect_str(data: Any, path: str, *, max_length: int | None = None) -> str:
@@ -248,7 +249,8 @@ def expect_decimal(data: Any, path: str) -> decimal.Decimal:
 def expect_list(data: Any, path: str, item: Callable[[Any, str], T]) -> tuple[T, ...]:
     if not isinstance(data, list):
         raise CodecError(path, f"expected an array, got {_type_name(data)}")
-    return tuple(item(value, f"{path}[{index}]") for index, value in enumerate(data))
+    values = cast(Sequence[Any], data)  # only read
+    return tuple(item(value, f"{path}[{index}]") for index, value in enumerate(values))
 
 
 def member_path(path: str, key: str) -> str:
@@ -261,7 +263,8 @@ def member_path(path: str, key: str) -> str:
 def expect_map(data: Any, path: str, item: Callable[[Any, str], T]) -> dict[str, T]:
     if not isinstance(data, dict):
         raise CodecError(path, f"expected an object, got {_type_name(data)}")
-    return {key: item(value, member_path(path, key)) for key, value in data.items()}
+    obj = cast(dict[str, Any], data)
+    return {key: item(value, member_path(path, key)) for key, value in obj.items()}
 
 
 def expect_optional(data: Any, path: str, item: Callable[[Any, str], T]) -> T | None:

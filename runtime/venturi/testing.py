@@ -39,7 +39,7 @@ from venturi.worker._config import WorkerConfig
 from venturi.worker._context import Context
 from venturi.worker._execute import execute
 from venturi.worker._handler import Handler
-from venturi.worker._outcome import Outcome
+from venturi.worker._outcome import Outcome, is_outcome
 from venturi.worker._registry import registration_for
 from venturi.worker._resolve import KEEP_CARRY, Policy, RunEnd, resolve
 from venturi.worker._stats import WorkerStats
@@ -176,7 +176,7 @@ def _result(end: RunEnd, start_carry: Any, config: WorkerConfig, now: datetime) 
     # A refused outcome (an output of the wrong type, say) shows in run_result, not error.
     run_result = resolve(end, now=now, policy=Policy.of(config))
     return HandlerResult(
-        outcome=end.outcome if isinstance(end.outcome, Outcome) else None,
+        outcome=end.outcome if is_outcome(end.outcome) else None,
         error=end.error,
         carry=start_carry if end.carry is KEEP_CARRY else end.carry,
         attachment=end.attachment,
@@ -250,7 +250,7 @@ def assert_enqueued(
     ok = len(matching) == count if count is not None else bool(matching)
     if not ok:
         wanted = f"exactly {count}" if count is not None else "at least one"
-        narrowed = []
+        narrowed: list[str] = []
         if expected_json is not None:
             narrowed.append(f"payload {expected_json!r}")
         if where is not None:

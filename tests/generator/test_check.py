@@ -47,11 +47,11 @@ def test_check_passes_right_after_generation(generated: Project, cache: bool) ->
 def test_check_fails_with_a_diff_after_a_hand_edit(generated: Project, cache: bool) -> None:
     path = generated.root / "apps/shop/shop/tasks.py"
     original = path.read_text()
-    path.write_text(original.replace('KIND: ClassVar[str] = "ship"', 'KIND: ClassVar[str] = "shipped"'))
+    path.write_text(original.replace('KIND = "ship"', 'KIND = "shipped"'))
     result = generated.gen("--check", *([] if cache else ["--no-cache"]))
     assert result.code == 1
     assert "--- a/apps/shop/shop/tasks.py\n+++ b/apps/shop/shop/tasks.py\n" in result.out
-    assert '-    KIND: ClassVar[str] = "shipped"\n+    KIND: ClassVar[str] = "ship"\n' in result.out
+    assert '-    KIND = "shipped"\n+    KIND = "ship"\n' in result.out
     assert result.err == (
         "venturi-gen --check: 1 generated file(s) out of date or missing (apps/shop/shop/tasks.py); "
         "run `venturi-gen` to update them\n"

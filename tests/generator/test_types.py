@@ -1,4 +1,5 @@
-"""Generated code and a filled-in stub pass ``mypy --strict``; a schema change breaks the stub.
+"""Generated code and a filled-in stub pass ``mypy --strict`` and ``pyright --strict``; a schema
+change breaks the stub.
 
 This is the contract that makes regeneration safe: the worker interface is
 regenerated every time, the user's stub is not, and any drift between them
@@ -8,6 +9,7 @@ is a type error pointing into the user's file.
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import subprocess
 import sys
@@ -130,8 +132,19 @@ def _mypy(root: Path, cache: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _pyright(root: Path) -> subprocess.CompletedProcess[str]:
+    (root / "pyrightconfig.json").write_text(
+        json.dumps({"typeCheckingMode": "strict", "pythonVersion": "3.11", "extraPaths": [str(REPO / "runtime")]})
+    )
+    return subprocess.run(
+        [Path(sys.executable).parent / "pyright", "--pythonpath", sys.executable, "shop", "handlers", "merges", "app"],
+        cwd=root, capture_output=True, text=True, check=False,
+        env={**os.environ, "PYRIGHT_PYTHON_IGNORE_WARNINGS": "1"},
+    )
+
+
 @pytest.mark.slow
-def test_generated_code_and_filled_stubs_pass_mypy_strict_until_the_schema_changes(
+def test_generated_code_and_filled_stubs_pass_mypy_and_pyright_strict_until_the_schema_changes(
     project: Project, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     cache = tmp_path_factory.mktemp("mypy-cache")
@@ -146,12 +159,19 @@ def test_generated_code_and_filled_stubs_pass_mypy_strict_until_the_schema_chang
     project.write("merges/ship.py", MERGE)
     filled = _mypy(project.root, cache)
     assert filled.returncode == 0, filled.stdout
+    checked = _pyright(project.root)
+    assert checked.returncode == 0, checked.stdout
 
     project.write("tasks.venturi.yaml", DECL.replace("order_id: int", "order_id: string"))
     assert project.gen("tasks.venturi.yaml").code == 0
     drifted = _mypy(project.root, cache)
     assert drifted.returncode == 1
     assert 'handlers/ship.py:15: error: Unsupported operand types for + ("str" and "int")' in drifted.stdout
+    drifted_pyright = _pyright(project.root)
+    assert drifted_pyright.returncode == 1, drifted_pyright.stdout
+    assert 'handlers/ship.py:15:22 - error: Operator "+" not supported for types "str" and "Literal[1]"' in (
+        drifted_pyright.stdout
+    )
 
     project.write("tasks.venturi.yaml", DECL.replace("label: string", "label: int"))
     assert project.gen("tasks.venturi.yaml").code == 0

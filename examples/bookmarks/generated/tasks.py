@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, ClassVar, Self
+from typing import Any, Self
 
 from ulid import ULID
 from venturi import Backoff, Merge, NoCarry, Pending, Priority, Replace, Task, codec
@@ -20,12 +20,12 @@ from venturi import Backoff, Merge, NoCarry, Pending, Priority, Replace, Task, c
 class FetchBookmark(Task[NoCarry]):
     """Fetch the page a user bookmarked and store its content."""
 
-    KIND: ClassVar[str] = "fetch_bookmark"
-    QUEUE: ClassVar[str] = "default"
-    CARRY: ClassVar[type[NoCarry]] = NoCarry
-    OUTPUT: ClassVar[None] = None
-    TIMEOUT: ClassVar[timedelta | None] = timedelta(seconds=30)
-    RETENTION: ClassVar[timedelta | None] = None
+    KIND = "fetch_bookmark"
+    QUEUE = "default"
+    CARRY = NoCarry
+    OUTPUT = None
+    TIMEOUT = timedelta(seconds=30)
+    RETENTION = None
 
     #: The bookmark whose page is fetched.
     bookmark_id: ULID

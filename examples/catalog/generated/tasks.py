@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, ClassVar, Self
+from typing import Any, Self
 
 from venturi import Keep, Merge, Pending, Priority, Task, codec
 
@@ -50,12 +50,12 @@ class ReindexCatalogOutput:
 class ReindexCatalog(Task[ReindexCatalogCarry]):
     """Re-index every product of a catalog into the search index, one page per run."""
 
-    KIND: ClassVar[str] = "reindex_catalog"
-    QUEUE: ClassVar[str] = "default"
-    CARRY: ClassVar[type[ReindexCatalogCarry]] = ReindexCatalogCarry
-    OUTPUT: ClassVar[type[ReindexCatalogOutput] | None] = ReindexCatalogOutput
-    TIMEOUT: ClassVar[timedelta | None] = timedelta(minutes=5)
-    RETENTION: ClassVar[timedelta | None] = None
+    KIND = "reindex_catalog"
+    QUEUE = "default"
+    CARRY = ReindexCatalogCarry
+    OUTPUT = ReindexCatalogOutput
+    TIMEOUT = timedelta(minutes=5)
+    RETENTION = None
 
     #: Which catalog to re-index.
     catalog: str

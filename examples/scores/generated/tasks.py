@@ -9,8 +9,7 @@ venturi: no worker code and no database driver.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
-from typing import Any, ClassVar, Literal, Self, TypeAlias
+from typing import Any, Literal, Self, TypeAlias
 
 from venturi import Merge, NoCarry, Pending, Priority, Task, codec
 
@@ -36,12 +35,12 @@ class RecomputeScoresOutput:
 class RecomputeScores(Task[NoCarry]):
     """Recompute the leaderboard scores of some users of one league."""
 
-    KIND: ClassVar[str] = "recompute_scores"
-    QUEUE: ClassVar[str] = "default"
-    CARRY: ClassVar[type[NoCarry]] = NoCarry
-    OUTPUT: ClassVar[type[RecomputeScoresOutput] | None] = RecomputeScoresOutput
-    TIMEOUT: ClassVar[timedelta | None] = None
-    RETENTION: ClassVar[timedelta | None] = None
+    KIND = "recompute_scores"
+    QUEUE = "default"
+    CARRY = NoCarry
+    OUTPUT = RecomputeScoresOutput
+    TIMEOUT = None
+    RETENTION = None
 
     league: str
     user_ids: tuple[int, ...]

@@ -17,7 +17,8 @@ import importlib
 import inspect
 import os
 import sys
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeGuard, cast
 
 from venturi.cli._errors import UsageError
 from venturi.worker import Worker
@@ -38,6 +39,10 @@ def _import(module_name: str) -> Any:
         raise  # the application imports something that is not installed: its traceback helps
 
 
+def _is_worker(value: object) -> TypeGuard[Worker[Any]]:
+    return isinstance(value, Worker)
+
+
 def load_worker(path: str) -> Worker[Any]:
     """Import ``MODULE:ATTR``, call it if callable, and check it is a Worker."""
     module_name, sep, attr_path = path.partition(":")
@@ -52,20 +57,20 @@ def load_worker(path: str) -> Worker[Any]:
                 f"bad worker path {path!r}: {module_name!r} has no attribute {attr_path!r}"
             )
         target = getattr(target, name)
-    called = callable(target) and not isinstance(target, Worker)
+    called = callable(target) and not _is_worker(target)
+    worker: object = target
     if called:
+        factory = cast(Callable[[], object], target)
         try:
-            inspect.signature(target).bind()
+            inspect.signature(factory).bind()
         except TypeError:
             raise UsageError(
                 f"{path} needs arguments; the factory must be callable with none"
             ) from None
         except ValueError:  # no signature to inspect (a builtin): just call it
             pass
-        worker = target()
-    else:
-        worker = target
-    if not isinstance(worker, Worker):
+        worker = factory()
+    if not _is_worker(worker):
         raise UsageError(
             f"{path} {'returned' if called else 'is'} {type(worker).__qualname__}, "
             "not a venturi.worker.Worker; "

@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import argparse
 from datetime import timedelta
+from typing import TypeAlias
 
 from venturi.cli._output import parse_duration
+
+#: What ``add_subparsers`` returns; argparse names no public type for it.
+SubParsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"  # pyright: ignore[reportPrivateUsage]
 
 
 def positive_int(text: str) -> int:

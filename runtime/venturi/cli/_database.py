@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 from datetime import timedelta
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -23,9 +23,9 @@ from venturi.storage._protocol import Storage
 from venturi.storage._url import (
     DEFAULT_DATABASE_URL,
     ENV_VAR,
-    _scheme,
     resolve_url,
     sqlite_path,
+    url_scheme,
 )
 
 #: The query parameter naming the venturi schema; libpq itself would reject it.
@@ -76,7 +76,7 @@ def _check_sqlite_file(url: str) -> None:
 
 def check_reachable(url: str) -> None:
     """Fail at once, in one line, when ``url`` is PostgreSQL and cannot be connected to."""
-    if _scheme(url) == "postgresql":
+    if url_scheme(url) == "postgresql":
         _probe_postgres(url)
 
 
@@ -109,11 +109,11 @@ def _open_postgres(url: str) -> Storage:
 @contextmanager
 def open_storage(
     url_option: str | None, *, create: bool = False, need_schema: bool = True
-) -> Iterator[Storage]:
+) -> Generator[Storage, None, None]:
     """Open the store. Unless ``create``, a SQLite file must already exist;
     with ``need_schema``, the schema must have been migrated."""
     url = resolve_url(url_option)
-    scheme = _scheme(url)  # ConfigurationError for an unknown scheme, before anything opens
+    scheme = url_scheme(url)  # ConfigurationError for an unknown scheme, before anything opens
     if not create and scheme == "sqlite":
         _check_sqlite_file(url)
     storage = _open_postgres(url) if scheme == "postgresql" else _url.open_storage(url)

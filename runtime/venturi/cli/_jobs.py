@@ -11,7 +11,7 @@ import sys
 from typing import TypeVar
 
 from venturi._clock import utcnow
-from venturi.cli._args import comma_list, positive_int
+from venturi.cli._args import SubParsers, comma_list, positive_int
 from venturi.cli._database import add_database_option, open_storage
 from venturi.cli._errors import CliError
 from venturi.cli._job_view import LIST_HEADERS, job_json, list_row, write_details
@@ -25,7 +25,7 @@ _STATES = ", ".join(state.value for state in JobState)
 
 
 def _states(text: str) -> list[JobState]:
-    states = []
+    states: list[JobState] = []
     for name in comma_list(text):
         try:
             states.append(JobState(name.lower()))
@@ -36,7 +36,7 @@ def _states(text: str) -> list[JobState]:
     return states
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(commands: SubParsers) -> None:
     jobs = commands.add_parser(
         "jobs", help="list, show, cancel or retry jobs", description="Inspect and steer jobs."
     )

@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 #: Attributes every LogRecord has; anything else came from ``extra=``.
 _STANDARD = frozenset(
@@ -34,9 +35,11 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, datetime):
         return value.isoformat()
     if isinstance(value, list | tuple | set | frozenset):
-        return [_jsonable(v) for v in value]
+        items = cast(Iterable[Any], value)  # pyright cannot name the element type of the union
+        return [_jsonable(v) for v in items]
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        mapping = cast(Mapping[Any, Any], value)  # only read
+        return {str(k): _jsonable(v) for k, v in mapping.items()}
     return str(value)
 
 

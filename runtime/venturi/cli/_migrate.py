@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import argparse
 
+from venturi.cli._args import SubParsers
 from venturi.cli._database import add_database_option, open_storage, redact
 from venturi.cli._output import write_json
 from venturi.storage._url import resolve_url
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(commands: SubParsers) -> None:
     parser = commands.add_parser(
         "migrate",
         help="apply pending schema migrations (creates a SQLite file if needed)",

@@ -93,7 +93,7 @@ def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     for row in rows:
         for i, cell in enumerate(row):
             widths[i] = max(widths[i], len(cell))
-    lines = []
+    lines: list[str] = []
     for row in (headers, *rows):
         cells = [cell.ljust(widths[i]) for i, cell in enumerate(row)]
         lines.append("  ".join(cells).rstrip())

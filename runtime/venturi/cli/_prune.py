@@ -11,12 +11,12 @@ from __future__ import annotations
 import argparse
 
 from venturi._clock import utcnow
-from venturi.cli._args import positive_int
+from venturi.cli._args import SubParsers, positive_int
 from venturi.cli._database import add_database_option, open_storage
 from venturi.cli._output import write_json
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(commands: SubParsers) -> None:
     parser = commands.add_parser(
         "prune",
         help="delete finished jobs past their retention",

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from venturi._clock import utcnow
+from venturi.cli._args import SubParsers
 from venturi.cli._database import add_database_option, open_storage
 from venturi.cli._output import NONE, format_duration, iso, write_json, write_table
 from venturi.storage._types import JobState, KindStats
@@ -19,7 +20,7 @@ from venturi.storage._types import JobState, KindStats
 WINDOWS = (1, 5, 15)
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(commands: SubParsers) -> None:
     parser = commands.add_parser(
         "stats",
         help="counts per kind and state, oldest pending age, recent throughput",

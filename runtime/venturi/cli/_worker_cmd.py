@@ -26,13 +26,13 @@ import os
 from typing import Any
 
 from venturi.cli._app import load_worker
-from venturi.cli._args import comma_list, duration, duration_or_zero, positive_int
+from venturi.cli._args import SubParsers, comma_list, duration, duration_or_zero, positive_int
 from venturi.cli._database import add_database_option, check_reachable, redact
 from venturi.cli._errors import UsageError
 from venturi.cli._logging import LEVELS, configure
 from venturi.cli._output import DURATION_HELP
 from venturi.errors import ConfigurationError
-from venturi.storage._url import ENV_VAR, _scheme, resolve_url
+from venturi.storage._url import ENV_VAR, resolve_url, url_scheme
 from venturi.worker import Worker
 
 log = logging.getLogger("venturi.cli")
@@ -49,7 +49,7 @@ _CONFIG_OPTIONS = (
 )
 
 
-def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(commands: SubParsers) -> None:
     parser = commands.add_parser(
         "worker",
         help="run a worker from an import path (MODULE:FACTORY)",
@@ -126,7 +126,7 @@ def _apply_database(worker: Worker[Any], url: str | None) -> None:
 def run(args: argparse.Namespace) -> int:
     configure(args.log_format, args.log_level)
     if args.database is not None:
-        _scheme(args.database)  # an unsupported URL is refused before the application loads
+        url_scheme(args.database)  # an unsupported URL is refused before the application loads
         os.environ[ENV_VAR] = args.database
     worker = load_worker(args.app)
     _apply_database(worker, args.database)

@@ -207,9 +207,9 @@ class JobFilter:
 @dataclass(frozen=True, slots=True)
 class KindStats:
     kind: str
-    counts: dict[JobState, int] = field(default_factory=dict)
+    counts: dict[JobState, int] = field(default_factory=dict[JobState, int])
     oldest_pending_at: datetime | None = None
-    finished_last_minutes: dict[int, int] = field(default_factory=dict)
+    finished_last_minutes: dict[int, int] = field(default_factory=dict[int, int])
 
 
 class CancelOutcome(enum.StrEnum):

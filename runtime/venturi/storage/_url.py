@@ -23,7 +23,7 @@ def resolve_url(url: str | None) -> str:
     return url or os.environ.get(ENV_VAR) or DEFAULT_DATABASE_URL
 
 
-def _scheme(url: str) -> str:
+def url_scheme(url: str) -> str:
     if url.startswith(("postgresql://", "postgres://")):
         return "postgresql"
     if url.startswith("sqlite://") or "://" not in url:
@@ -46,7 +46,7 @@ def sqlite_path(url: str) -> str:
 
 def open_storage(url: str | None = None) -> Storage:
     url = resolve_url(url)
-    if _scheme(url) == "postgresql":
+    if url_scheme(url) == "postgresql":
         from venturi.storage.postgres import PostgresStorage
 
         return PostgresStorage(url)
@@ -57,7 +57,7 @@ def open_storage(url: str | None = None) -> Storage:
 
 def open_async_storage(url: str | None = None) -> AsyncStorage:
     url = resolve_url(url)
-    if _scheme(url) == "postgresql":
+    if url_scheme(url) == "postgresql":
         from venturi.storage.postgres import AsyncPostgresStorage
 
         return AsyncPostgresStorage(url)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Generic, Never, TypeVar, overload
+from typing import Any, Generic, Never, TypeGuard, TypeVar, overload
 
 O = TypeVar("O")  # noqa: E741
 O_co = TypeVar("O_co", covariant=True)
@@ -125,3 +125,8 @@ class TaskError(Exception):
     def __repr__(self) -> str:
         kind = "permanent" if self.is_permanent else "retryable"
         return f"TaskError({self.code!r}, {self.message!r}, {kind})"
+
+
+def is_outcome(value: object) -> TypeGuard[Outcome[Any]]:
+    """Whether ``handle()`` returned an ``Outcome`` (of any output type) at all."""
+    return isinstance(value, Outcome)

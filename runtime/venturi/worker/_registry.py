@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeGuard
 
 from venturi._codec_protocol import NoCarry
 from venturi._task import RESERVED_KIND_PREFIX, Task
@@ -38,6 +38,10 @@ class Registration:
         return f"{type(self.handler).__qualname__} for {self.task_cls.__qualname__}"
 
 
+def _is_task_class(value: object) -> TypeGuard[type[Task[Any]]]:
+    return isinstance(value, type) and issubclass(value, Task)
+
+
 def registration_for(handler: object) -> Registration:
     """Check one handler and read its task's facts; raise ``ConfigurationError`` if unusable."""
     if isinstance(handler, type):
@@ -46,14 +50,15 @@ def registration_for(handler: object) -> Registration:
             f"write worker.register({handler.__qualname__}())"
         )
     name = type(handler).__qualname__
-    task_cls = getattr(handler, "TASK", None)
-    if task_cls is None:
+    declared: object = getattr(handler, "TASK", None)
+    if declared is None:
         raise ConfigurationError(
             f"handler {name} has no TASK; set TASK = <your Task subclass> on the handler class "
             "(generated worker interfaces set it for you)"
         )
-    if not (isinstance(task_cls, type) and issubclass(task_cls, Task)):
-        raise ConfigurationError(f"{name}.TASK must be a venturi.Task subclass, got {task_cls!r}")
+    if not _is_task_class(declared):
+        raise ConfigurationError(f"{name}.TASK must be a venturi.Task subclass, got {declared!r}")
+    task_cls = declared
     kind = task_cls.__dict__.get("KIND", getattr(task_cls, "KIND", None))
     if not isinstance(kind, str) or not kind:
         raise ConfigurationError(

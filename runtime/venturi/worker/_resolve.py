@@ -20,7 +20,7 @@ from venturi._backoff import Backoff
 from venturi._journal import JournalEntry, JournalEvent
 from venturi.storage._types import ClaimedJob, Resolution, RunResult
 from venturi.worker._config import WorkerConfig, seconds
-from venturi.worker._outcome import FailureCode, Outcome, OutcomeKind, TaskError
+from venturi.worker._outcome import FailureCode, Outcome, OutcomeKind, TaskError, is_outcome
 from venturi.worker._registry import Registration
 
 #: Error messages and notes are database records read by people: bound them.
@@ -166,7 +166,7 @@ def resolve(end: RunEnd, *, now: datetime, policy: Policy) -> RunResult:
         return _released(end, now, attachment)
     if end.error is None:
         outcome = end.outcome
-        if isinstance(outcome, Outcome):
+        if is_outcome(outcome):
             try:
                 if outcome.kind is OutcomeKind.COMPLETED:
                     return _completed(end, outcome, now, policy, attachment)

@@ -23,6 +23,7 @@ import psycopg
 from venturi.storage.postgres._config import quote_identifier
 from venturi.storage.postgres._dedicated import with_keepalives
 from venturi.storage.postgres._retry import INITIAL_DELAY_S, MAX_DELAY_S
+from venturi.storage.postgres._steps import trusted
 
 log = logging.getLogger("venturi.storage.postgres")
 
@@ -49,7 +50,7 @@ class Listener:
             try:
                 conn = await psycopg.AsyncConnection.connect(self._conninfo, autocommit=True)
                 try:
-                    await conn.execute(f"LISTEN {quote_identifier(self._channel)}")
+                    await conn.execute(trusted(f"LISTEN {quote_identifier(self._channel)}"))
                     self.backend_pid = conn.info.backend_pid
                     self.connections += 1
                     delay = INITIAL_DELAY_S

@@ -10,7 +10,7 @@ from typing import Any, TypeVar, cast
 import psycopg
 from psycopg.rows import tuple_row
 
-from venturi.storage.postgres._steps import PIPELINES, Steps
+from venturi.storage.postgres._steps import PIPELINES, Steps, trusted
 
 T = TypeVar("T")
 
@@ -28,14 +28,14 @@ def run_steps(conn: psycopg.Connection[Any], steps: Steps[T]) -> T:
                     if piped is None:
                         piped = conn.pipeline()
                         piped.__enter__()
-                    cur.execute(stmt.sql, stmt.params)
+                    cur.execute(trusted(stmt.sql), stmt.params)
                     stmt = steps.send([])
                     continue
                 if piped is not None:
                     ending = piped
                     piped = None
                     ending.__exit__(None, None, None)  # raises a pipelined error
-                cur.execute(stmt.sql, stmt.params)
+                cur.execute(trusted(stmt.sql), stmt.params)
                 rows = cur.fetchall() if cur.description is not None else []
                 stmt = steps.send(rows)
         except StopIteration as stop:

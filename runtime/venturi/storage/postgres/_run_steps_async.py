@@ -8,7 +8,7 @@ from typing import Any, TypeVar, cast
 import psycopg
 from psycopg.rows import tuple_row
 
-from venturi.storage.postgres._steps import PIPELINES, Steps
+from venturi.storage.postgres._steps import PIPELINES, Steps, trusted
 
 T = TypeVar("T")
 
@@ -26,14 +26,14 @@ async def run_steps(conn: psycopg.AsyncConnection[Any], steps: Steps[T]) -> T:
                     if piped is None:
                         piped = conn.pipeline()
                         await piped.__aenter__()
-                    await cur.execute(stmt.sql, stmt.params)
+                    await cur.execute(trusted(stmt.sql), stmt.params)
                     stmt = steps.send([])
                     continue
                 if piped is not None:
                     ending = piped
                     piped = None
                     await ending.__aexit__(None, None, None)  # raises a pipelined error
-                await cur.execute(stmt.sql, stmt.params)
+                await cur.execute(trusted(stmt.sql), stmt.params)
                 rows = await cur.fetchall() if cur.description is not None else []
                 stmt = steps.send(rows)
         except StopIteration as stop:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any, TypeGuard, TypeVar
 
 import psycopg
 from psycopg import pq
@@ -211,6 +211,11 @@ class PostgresStorage:
         self._pool.close()
 
 
+def _is_connection(value: object) -> TypeGuard[psycopg.Connection[Any]]:
+    # Whatever its row factory: the steps use a cursor of their own.
+    return isinstance(value, psycopg.Connection)
+
+
 def enqueue_in(
     conn: Any, queries: dict[str, str], requests: Sequence[EnqueueRequest]
 ) -> list[EnqueueResult]:
@@ -221,7 +226,7 @@ def enqueue_in(
     transaction yet is made to start it first: otherwise the block would be
     an outer transaction and commit the jobs on its own.
     """
-    if not isinstance(conn, psycopg.Connection):
+    if not _is_connection(conn):
         raise ConfigurationError(
             f"enqueue(conn=...) on a synchronous queue needs a psycopg.Connection, got "
             f"{type(conn).__qualname__} (use AsyncQueue for a psycopg.AsyncConnection)"

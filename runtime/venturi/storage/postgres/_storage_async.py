@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any, TypeGuard, TypeVar
 
 import psycopg
 from psycopg import pq
@@ -62,7 +62,7 @@ from venturi.storage.postgres._rows import (
     journal_from_json,
 )
 from venturi.storage.postgres._run_steps_async import run_steps
-from venturi.storage.postgres._steps import Steps
+from venturi.storage.postgres._steps import Steps, trusted
 
 T = TypeVar("T")
 
@@ -268,12 +268,12 @@ class AsyncPostgresStorage:
 
         async def op(conn: psycopg.AsyncConnection[Any]) -> list[ClaimedJob]:
             cur = conn.cursor()
-            await cur.execute(claim_sql, params)
+            await cur.execute(trusted(claim_sql), params)
             rows = await cur.fetchall()
             journals = {}
             with_journal = [row[0] for row in rows if row[9]]
             if with_journal:
-                await cur.execute(journal_sql, {"ids": with_journal})
+                await cur.execute(trusted(journal_sql), {"ids": with_journal})
                 journals = {
                     job_id: journal_from_json(items) for job_id, items in await cur.fetchall()
                 }
@@ -292,7 +292,9 @@ class AsyncPostgresStorage:
         unique = results
         if len({result.job_id for result in results}) < len(results):
             # A second result for the same job in one batch meets a spent lease.
-            first, kept, seen = [], [], set()
+            first = []
+            kept: list[RunResult] = []
+            seen: set[str] = set()
             for result in results:
                 first.append(result.job_id not in seen)
                 if result.job_id not in seen:
@@ -304,7 +306,7 @@ class AsyncPostgresStorage:
 
         async def op(conn: psycopg.AsyncConnection[Any]) -> set[str]:
             cur = conn.cursor()
-            await cur.execute(sql, params)
+            await cur.execute(trusted(sql), params)
             return {job_id for (job_id,) in await cur.fetchall() if job_id is not None}
 
         # One autocommit statement: retried after a lost connection, the fence
@@ -325,7 +327,7 @@ class AsyncPostgresStorage:
 
         async def op(conn: psycopg.AsyncConnection[Any]) -> set[str]:
             cur = conn.cursor()
-            await cur.execute(sql, params)
+            await cur.execute(trusted(sql), params)
             return {job_id for (job_id,) in await cur.fetchall()}
 
         # On the completion connection: heartbeats are rare and tiny, and a
@@ -361,6 +363,11 @@ class AsyncPostgresStorage:
             self._pool.close()
 
 
+def _is_connection(value: object) -> TypeGuard[psycopg.AsyncConnection[Any]]:
+    # Whatever its row factory: the steps use a cursor of their own.
+    return isinstance(value, psycopg.AsyncConnection)
+
+
 async def enqueue_in(
     conn: Any, queries: dict[str, str], requests: Sequence[EnqueueRequest]
 ) -> list[EnqueueResult]:
@@ -371,7 +378,7 @@ async def enqueue_in(
     transaction yet is made to start it first: otherwise the block would be
     an outer transaction and commit the jobs on its own.
     """
-    if not isinstance(conn, psycopg.AsyncConnection):
+    if not _is_connection(conn):
         raise ConfigurationError(
             f"enqueue(conn=...) on an asynchronous queue needs a psycopg.AsyncConnection, got "
             f"{type(conn).__qualname__} (use Queue for a psycopg.Connection)"

@@ -9,8 +9,7 @@ venturi: no worker code and no database driver.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
-from typing import Any, ClassVar, Self
+from typing import Any, Self
 
 from venturi import Priority, Task, codec
 
@@ -50,12 +49,12 @@ class CrawlSiteOutput:
 class CrawlSite(Task[CrawlSiteCarry]):
     """The crawl_site task."""
 
-    KIND: ClassVar[str] = "crawl_site"
-    QUEUE: ClassVar[str] = "default"
-    CARRY: ClassVar[type[CrawlSiteCarry]] = CrawlSiteCarry
-    OUTPUT: ClassVar[type[CrawlSiteOutput] | None] = CrawlSiteOutput
-    TIMEOUT: ClassVar[timedelta | None] = None
-    RETENTION: ClassVar[timedelta | None] = None
+    KIND = "crawl_site"
+    QUEUE = "default"
+    CARRY = CrawlSiteCarry
+    OUTPUT = CrawlSiteOutput
+    TIMEOUT = None
+    RETENTION = None
 
     site: str
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-from typing import Any, ClassVar, Self
+from datetime import datetime
+from typing import Any, Self
 
 from venturi import NoCarry, Priority, Task, codec
 
@@ -20,12 +20,12 @@ from venturi import NoCarry, Priority, Task, codec
 class IndexPages(Task[NoCarry]):
     """The index_pages task."""
 
-    KIND: ClassVar[str] = "index_pages"
-    QUEUE: ClassVar[str] = "default"
-    CARRY: ClassVar[type[NoCarry]] = NoCarry
-    OUTPUT: ClassVar[None] = None
-    TIMEOUT: ClassVar[timedelta | None] = None
-    RETENTION: ClassVar[timedelta | None] = None
+    KIND = "index_pages"
+    QUEUE = "default"
+    CARRY = NoCarry
+    OUTPUT = None
+    TIMEOUT = None
+    RETENTION = None
 
     urls: tuple[str, ...]
     weights: Mapping[str, float]

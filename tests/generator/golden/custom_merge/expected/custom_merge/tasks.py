@@ -9,8 +9,7 @@ venturi: no worker code and no database driver.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
-from typing import Any, ClassVar, Self
+from typing import Any, Self
 
 from venturi import Merge, Pending, Priority, Task, codec
 
@@ -33,12 +32,12 @@ class AggregateScoresCarry:
 class AggregateScores(Task[AggregateScoresCarry]):
     """The aggregate_scores task."""
 
-    KIND: ClassVar[str] = "aggregate_scores"
-    QUEUE: ClassVar[str] = "default"
-    CARRY: ClassVar[type[AggregateScoresCarry]] = AggregateScoresCarry
-    OUTPUT: ClassVar[None] = None
-    TIMEOUT: ClassVar[timedelta | None] = None
-    RETENTION: ClassVar[timedelta | None] = None
+    KIND = "aggregate_scores"
+    QUEUE = "default"
+    CARRY = AggregateScoresCarry
+    OUTPUT = None
+    TIMEOUT = None
+    RETENTION = None
 
     group: str
     user_ids: tuple[int, ...]

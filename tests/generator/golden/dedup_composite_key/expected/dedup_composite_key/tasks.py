@@ -9,8 +9,8 @@ venturi: no worker code and no database driver.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, timedelta
-from typing import Any, ClassVar, Self
+from datetime import date
+from typing import Any, Self
 
 from ulid import ULID
 from venturi import Keep, Merge, NoCarry, Pending, Priority, Replace, Task, codec
@@ -35,12 +35,12 @@ class Account:
 class SyncAccount(Task[NoCarry]):
     """The sync_account task."""
 
-    KIND: ClassVar[str] = "sync_account"
-    QUEUE: ClassVar[str] = "default"
-    CARRY: ClassVar[type[NoCarry]] = NoCarry
-    OUTPUT: ClassVar[None] = None
-    TIMEOUT: ClassVar[timedelta | None] = None
-    RETENTION: ClassVar[timedelta | None] = None
+    KIND = "sync_account"
+    QUEUE = "default"
+    CARRY = NoCarry
+    OUTPUT = None
+    TIMEOUT = None
+    RETENTION = None
 
     account: Account
 
@@ -65,12 +65,12 @@ class SyncAccount(Task[NoCarry]):
 class ChargeCard(Task[NoCarry]):
     """The charge_card task."""
 
-    KIND: ClassVar[str] = "charge_card"
-    QUEUE: ClassVar[str] = "default"
-    CARRY: ClassVar[type[NoCarry]] = NoCarry
-    OUTPUT: ClassVar[None] = None
-    TIMEOUT: ClassVar[timedelta | None] = None
-    RETENTION: ClassVar[timedelta | None] = None
+    KIND = "charge_card"
+    QUEUE = "default"
+    CARRY = NoCarry
+    OUTPUT = None
+    TIMEOUT = None
+    RETENTION = None
 
     account: Account
     invoice: ULID

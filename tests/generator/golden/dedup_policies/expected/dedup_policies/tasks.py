@@ -9,8 +9,7 @@ venturi: no worker code and no database driver.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
-from typing import Any, ClassVar, Self
+from typing import Any, Self
 from uuid import UUID
 
 from venturi import Independent, Keep, Merge, NoCarry, Pending, Priority, Replace, Task, codec
@@ -20,12 +19,12 @@ from venturi import Independent, Keep, Merge, NoCarry, Pending, Priority, Replac
 class RefreshFeed(Task[NoCarry]):
     """The refresh_feed task."""
 
-    KIND: ClassVar[str] = "refresh_feed"
-    QUEUE: ClassVar[str] = "default"
-    CARRY: ClassVar[type[NoCarry]] = NoCarry
-    OUTPUT: ClassVar[None] = None
-    TIMEOUT: ClassVar[timedelta | None] = None
-    RETENTION: ClassVar[timedelta | None] = None
+    KIND = "refresh_feed"
+    QUEUE = "default"
+    CARRY = NoCarry
+    OUTPUT = None
+    TIMEOUT = None
+    RETENTION = None
 
     feed_id: int
 
@@ -50,12 +49,12 @@ class RefreshFeed(Task[NoCarry]):
 class RebuildIndex(Task[NoCarry]):
     """The rebuild_index task."""
 
-    KIND: ClassVar[str] = "rebuild_index"
-    QUEUE: ClassVar[str] = "default"
-    CARRY: ClassVar[type[NoCarry]] = NoCarry
-    OUTPUT: ClassVar[None] = None
-    TIMEOUT: ClassVar[timedelta | None] = None
-    RETENTION: ClassVar[timedelta | None] = None
+    KIND = "rebuild_index"
+    QUEUE = "default"
+    CARRY = NoCarry
+    OUTPUT = None
+    TIMEOUT = None
+    RETENTION = None
 
     index: str
 
@@ -80,12 +79,12 @@ class RebuildIndex(Task[NoCarry]):
 class NotifyUser(Task[NoCarry]):
     """The notify_user task."""
 
-    KIND: ClassVar[str] = "notify_user"
-    QUEUE: ClassVar[str] = "default"
-    CARRY: ClassVar[type[NoCarry]] = NoCarry
-    OUTPUT: ClassVar[None] = None
-    TIMEOUT: ClassVar[timedelta | None] = None
-    RETENTION: ClassVar[timedelta | None] = None
+    KIND = "notify_user"
+    QUEUE = "default"
+    CARRY = NoCarry
+    OUTPUT = None
+    TIMEOUT = None
+    RETENTION = None
 
     user_id: UUID
 

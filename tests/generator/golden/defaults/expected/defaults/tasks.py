@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from decimal import Decimal
-from typing import Any, ClassVar, Self
+from typing import Any, Self
 from uuid import UUID
 
 from ulid import ULID
@@ -38,12 +38,12 @@ class Window:
 class Schedule(Task[NoCarry]):
     """The schedule task."""
 
-    KIND: ClassVar[str] = "schedule"
-    QUEUE: ClassVar[str] = "default"
-    CARRY: ClassVar[type[NoCarry]] = NoCarry
-    OUTPUT: ClassVar[None] = None
-    TIMEOUT: ClassVar[timedelta | None] = None
-    RETENTION: ClassVar[timedelta | None] = None
+    KIND = "schedule"
+    QUEUE = "default"
+    CARRY = NoCarry
+    OUTPUT = None
+    TIMEOUT = None
+    RETENTION = None
 
     title: str = "untitled"
     count: int = 3
@@ -59,7 +59,7 @@ class Schedule(Task[NoCarry]):
     tags: tuple[str, ...] = ("a", "b")
     one: tuple[int, ...] = (1,)
     limits: Mapping[str, int] = field(default_factory=lambda: {"low": 1, "high": 9})
-    empty: Mapping[str, str] = field(default_factory=dict)
+    empty: Mapping[str, str] = field(default_factory=dict[str, str])
     window: Window = field(default_factory=lambda: Window(end=17))
     maybe: int | None = 5
     nothing: str | None = None

@@ -9,8 +9,7 @@ venturi: no worker code and no database driver.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
-from typing import Any, ClassVar, Literal, Self, TypeAlias
+from typing import Any, Literal, Self, TypeAlias
 
 from venturi import NoCarry, Priority, Task, codec
 
@@ -27,12 +26,12 @@ class PaintWall(Task[NoCarry]):
       - narrow for trim.
     """
 
-    KIND: ClassVar[str] = "paint_wall"
-    QUEUE: ClassVar[str] = "default"
-    CARRY: ClassVar[type[NoCarry]] = NoCarry
-    OUTPUT: ClassVar[None] = None
-    TIMEOUT: ClassVar[timedelta | None] = None
-    RETENTION: ClassVar[timedelta | None] = None
+    KIND = "paint_wall"
+    QUEUE = "default"
+    CARRY = NoCarry
+    OUTPUT = None
+    TIMEOUT = None
+    RETENTION = None
 
     #: Which wall.
     #: Walls are numbered from the door.

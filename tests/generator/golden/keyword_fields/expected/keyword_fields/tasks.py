@@ -9,8 +9,7 @@ venturi: no worker code and no database driver.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
-from typing import Any, ClassVar, Self
+from typing import Any, Self
 
 from venturi import Merge, NoCarry, Pending, Priority, Replace, Task, codec
 
@@ -19,12 +18,12 @@ from venturi import Merge, NoCarry, Pending, Priority, Replace, Task, codec
 class ImportRows(Task[NoCarry]):
     """The import_rows task."""
 
-    KIND: ClassVar[str] = "import_rows"
-    QUEUE: ClassVar[str] = "default"
-    CARRY: ClassVar[type[NoCarry]] = NoCarry
-    OUTPUT: ClassVar[None] = None
-    TIMEOUT: ClassVar[timedelta | None] = None
-    RETENTION: ClassVar[timedelta | None] = None
+    KIND = "import_rows"
+    QUEUE = "default"
+    CARRY = NoCarry
+    OUTPUT = None
+    TIMEOUT = None
+    RETENTION = None
 
     from_: str
     class_: int

@@ -9,8 +9,7 @@ venturi: no worker code and no database driver.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
-from typing import Any, ClassVar, Self
+from typing import Any, Self
 
 from venturi import NoCarry, Priority, Task, codec
 
@@ -19,12 +18,12 @@ from venturi import NoCarry, Priority, Task, codec
 class SendEmail(Task[NoCarry]):
     """Send one email."""
 
-    KIND: ClassVar[str] = "send_email"
-    QUEUE: ClassVar[str] = "default"
-    CARRY: ClassVar[type[NoCarry]] = NoCarry
-    OUTPUT: ClassVar[None] = None
-    TIMEOUT: ClassVar[timedelta | None] = None
-    RETENTION: ClassVar[timedelta | None] = None
+    KIND = "send_email"
+    QUEUE = "default"
+    CARRY = NoCarry
+    OUTPUT = None
+    TIMEOUT = None
+    RETENTION = None
 
     to: str
 

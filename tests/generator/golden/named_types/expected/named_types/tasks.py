@@ -9,8 +9,7 @@ venturi: no worker code and no database driver.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
-from typing import Any, ClassVar, Literal, Self, TypeAlias
+from typing import Any, Literal, Self, TypeAlias
 
 from venturi import NoCarry, Priority, Task, codec
 
@@ -55,12 +54,12 @@ class Person:
 class ShipParcel(Task[NoCarry]):
     """The ship_parcel task."""
 
-    KIND: ClassVar[str] = "ship_parcel"
-    QUEUE: ClassVar[str] = "default"
-    CARRY: ClassVar[type[NoCarry]] = NoCarry
-    OUTPUT: ClassVar[None] = None
-    TIMEOUT: ClassVar[timedelta | None] = None
-    RETENTION: ClassVar[timedelta | None] = None
+    KIND = "ship_parcel"
+    QUEUE = "default"
+    CARRY = NoCarry
+    OUTPUT = None
+    TIMEOUT = None
+    RETENTION = None
 
     recipient: Person
     destination: Address

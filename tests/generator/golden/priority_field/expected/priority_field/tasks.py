@@ -9,8 +9,7 @@ venturi: no worker code and no database driver.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
-from typing import Any, ClassVar, Literal, Self, TypeAlias
+from typing import Any, Literal, Self, TypeAlias
 
 from venturi import NoCarry, Priority, Task, codec
 
@@ -35,12 +34,12 @@ class Request:
 class RecomputeScores(Task[NoCarry]):
     """The recompute_scores task."""
 
-    KIND: ClassVar[str] = "recompute_scores"
-    QUEUE: ClassVar[str] = "default"
-    CARRY: ClassVar[type[NoCarry]] = NoCarry
-    OUTPUT: ClassVar[None] = None
-    TIMEOUT: ClassVar[timedelta | None] = None
-    RETENTION: ClassVar[timedelta | None] = None
+    KIND = "recompute_scores"
+    QUEUE = "default"
+    CARRY = NoCarry
+    OUTPUT = None
+    TIMEOUT = None
+    RETENTION = None
 
     league: str
     urgency: Urgency = "normal"
@@ -60,12 +59,12 @@ class RecomputeScores(Task[NoCarry]):
 class NotifyTeam(Task[NoCarry]):
     """The notify_team task."""
 
-    KIND: ClassVar[str] = "notify_team"
-    QUEUE: ClassVar[str] = "default"
-    CARRY: ClassVar[type[NoCarry]] = NoCarry
-    OUTPUT: ClassVar[None] = None
-    TIMEOUT: ClassVar[timedelta | None] = None
-    RETENTION: ClassVar[timedelta | None] = None
+    KIND = "notify_team"
+    QUEUE = "default"
+    CARRY = NoCarry
+    OUTPUT = None
+    TIMEOUT = None
+    RETENTION = None
 
     request: Request
 

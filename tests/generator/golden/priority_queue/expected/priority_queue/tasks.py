@@ -9,8 +9,7 @@ venturi: no worker code and no database driver.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
-from typing import Any, ClassVar, Self
+from typing import Any, Self
 
 from venturi import NoCarry, Priority, Task, codec
 
@@ -19,12 +18,12 @@ from venturi import NoCarry, Priority, Task, codec
 class PageOnCall(Task[NoCarry]):
     """The page_on_call task."""
 
-    KIND: ClassVar[str] = "page_on_call"
-    QUEUE: ClassVar[str] = "alerts"
-    CARRY: ClassVar[type[NoCarry]] = NoCarry
-    OUTPUT: ClassVar[None] = None
-    TIMEOUT: ClassVar[timedelta | None] = None
-    RETENTION: ClassVar[timedelta | None] = None
+    KIND = "page_on_call"
+    QUEUE = "alerts"
+    CARRY = NoCarry
+    OUTPUT = None
+    TIMEOUT = None
+    RETENTION = None
 
     message: str
 
@@ -43,12 +42,12 @@ class PageOnCall(Task[NoCarry]):
 class CompactLogs(Task[NoCarry]):
     """The compact_logs task."""
 
-    KIND: ClassVar[str] = "compact_logs"
-    QUEUE: ClassVar[str] = "maintenance"
-    CARRY: ClassVar[type[NoCarry]] = NoCarry
-    OUTPUT: ClassVar[None] = None
-    TIMEOUT: ClassVar[timedelta | None] = None
-    RETENTION: ClassVar[timedelta | None] = None
+    KIND = "compact_logs"
+    QUEUE = "maintenance"
+    CARRY = NoCarry
+    OUTPUT = None
+    TIMEOUT = None
+    RETENTION = None
 
     def priority(self) -> Priority:
         return Priority.LOW

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, ClassVar, Self
+from typing import Any, Self
 
 from ulid import ULID
 from venturi import Backoff, NoCarry, Priority, Task, codec
@@ -20,12 +20,12 @@ from venturi import Backoff, NoCarry, Priority, Task, codec
 class ResizeImage(Task[NoCarry]):
     """The resize_image task."""
 
-    KIND: ClassVar[str] = "resize_image"
-    QUEUE: ClassVar[str] = "default"
-    CARRY: ClassVar[type[NoCarry]] = NoCarry
-    OUTPUT: ClassVar[None] = None
-    TIMEOUT: ClassVar[timedelta | None] = timedelta(seconds=45)
-    RETENTION: ClassVar[timedelta | None] = timedelta(days=7)
+    KIND = "resize_image"
+    QUEUE = "default"
+    CARRY = NoCarry
+    OUTPUT = None
+    TIMEOUT = timedelta(seconds=45)
+    RETENTION = timedelta(days=7)
 
     image_id: ULID
 

@@ -9,9 +9,9 @@ venturi: no worker code and no database driver.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from decimal import Decimal
-from typing import Any, ClassVar, Self
+from typing import Any, Self
 from uuid import UUID
 
 from ulid import ULID
@@ -22,12 +22,12 @@ from venturi import NoCarry, Priority, Task, codec
 class RecordEvent(Task[NoCarry]):
     """The record_event task."""
 
-    KIND: ClassVar[str] = "record_event"
-    QUEUE: ClassVar[str] = "default"
-    CARRY: ClassVar[type[NoCarry]] = NoCarry
-    OUTPUT: ClassVar[None] = None
-    TIMEOUT: ClassVar[timedelta | None] = None
-    RETENTION: ClassVar[timedelta | None] = None
+    KIND = "record_event"
+    QUEUE = "default"
+    CARRY = NoCarry
+    OUTPUT = None
+    TIMEOUT = None
+    RETENTION = None
 
     name: str
     note: str

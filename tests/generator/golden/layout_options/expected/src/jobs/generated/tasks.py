@@ -9,8 +9,8 @@ venturi: no worker code and no database driver.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-from typing import Any, ClassVar, Self
+from datetime import datetime
+from typing import Any, Self
 
 from venturi import Merge, NoCarry, Pending, Priority, Task, codec
 
@@ -19,12 +19,12 @@ from venturi import Merge, NoCarry, Pending, Priority, Task, codec
 class ExpireSessions(Task[NoCarry]):
     """The jobs.expire_sessions task."""
 
-    KIND: ClassVar[str] = "jobs.expire_sessions"
-    QUEUE: ClassVar[str] = "default"
-    CARRY: ClassVar[type[NoCarry]] = NoCarry
-    OUTPUT: ClassVar[None] = None
-    TIMEOUT: ClassVar[timedelta | None] = None
-    RETENTION: ClassVar[timedelta | None] = None
+    KIND = "jobs.expire_sessions"
+    QUEUE = "default"
+    CARRY = NoCarry
+    OUTPUT = None
+    TIMEOUT = None
+    RETENTION = None
 
     before: datetime
 
