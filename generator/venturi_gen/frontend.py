@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from venturi_gen import loader, schema_check, semantic
-from venturi_gen.diagnostics import Diagnostic
+from venturi_gen.diagnostics import Diagnostic, has_errors
 from venturi_gen.layout import display_path
 from venturi_gen.model import ModuleDecl
 from venturi_gen.project import outputs
@@ -45,8 +45,40 @@ class Checked:
     module: ModuleDecl | None
 
 
+#: Errors about a value's type that only follow from how YAML 1.1 read it.
+_CONSEQUENCES = frozenset({"DEFAULT_TYPE", "WRONG_TYPE", "BAD_VALUE", "FORMAT_VERSION"})
+
+
 def check_file(display: str, path: Path, content: bytes, root: Path) -> Checked:
     doc = loader.load(display, content)
+    checked = _check_document(doc, path, root)
+    checked.diagnostics = _with_ambiguities(doc, checked.diagnostics)
+    if has_errors(checked.diagnostics):
+        checked.module = None
+    return checked
+
+
+def _with_ambiguities(doc: loader.Document, found: list[Diagnostic]) -> list[Diagnostic]:
+    """Add an error for each scalar YAML 1.1 and 1.2 read differently.
+
+    Where a string is expected, the checks have already said what YAML 1.1 made of the value
+    (``YAML_TYPE_TRAP``), which is the more precise message. A type error at the value
+    (``0o17`` for an int: "not a string") is only a consequence of the 1.1 reading and gives
+    way to the explanation. Elsewhere (an integer default of ``010``, a boolean written
+    ``yes``) nothing else would stop the value.
+    """
+    if not doc.ambiguous:
+        return found
+    traps = {(d.line, d.column) for d in found if d.code == "YAML_TYPE_TRAP"}
+    ambiguous = {(line, column): message for line, column, message in doc.ambiguous if (line, column) not in traps}
+    kept = [d for d in found if not (d.code in _CONSEQUENCES and (d.line, d.column) in ambiguous)]
+    kept.extend(Diagnostic(doc.file, line, column, "YAML_TYPE_TRAP", message)
+                for (line, column), message in ambiguous.items())
+    return kept
+
+
+def _check_document(doc: loader.Document, path: Path, root: Path) -> Checked:
+    display = doc.file
     diagnostics = list(doc.diagnostics)
     facts = Facts()
     if doc.data is None:

@@ -3,18 +3,22 @@
 PyYAML's ``safe_load`` loses positions, keeps the *last* of two duplicate keys
 without a word, and expands aliases silently. Declarations need the opposite:
 every later check (schema, semantics) must point at ``file:line:col``, and a
-duplicate key is an error, not data loss. So this module composes the node
-graph (which keeps marks), builds the values itself while recording each
-node by its path, and reports:
+duplicate key is an error, not data loss. So ``yaml_compose`` builds the node
+graph (which keeps marks, within limits), and this module builds the values
+itself while recording each node by its path, and reports:
 
-- ``YAML_SYNTAX`` — the parser's own error, at the parser's position;
+- ``YAML_SYNTAX`` — the parser's own error, where the broken construct starts;
+- ``YAML_TOO_LARGE``, ``YAML_TOO_DEEP`` — past the limits in ``yaml_compose``;
 - ``YAML_DUPLICATE_KEY`` — the second occurrence of a key (the first one wins);
-- ``YAML_UNSUPPORTED`` — aliases (at the key that uses one), merge keys (``<<``), custom
-  tags, non-string keys;
+- ``YAML_UNSUPPORTED`` — aliases (where they are used), merge keys (``<<``), tags other
+  than YAML's plain ones (``!!python/object:...``, ``!!set``, ``!!binary``, ``!custom``),
+  non-string keys;
 - ``YAML_TYPE_TRAP`` — an unquoted key that YAML 1.1 reads as a boolean, number or null.
 
 Values a *declared type* makes suspicious (``no`` where a string is expected)
-are judged later, by ``is_trap`` on the node, where the expected type is known.
+are judged later, by ``is_trap`` on the node, where the expected type is known;
+unquoted values that YAML 1.1 and 1.2 read differently are collected in
+``Document.ambiguous`` for the same reason (see ``yaml_scalars``).
 """
 
 from __future__ import annotations
@@ -22,24 +26,25 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
 from yaml.constructor import ConstructorError, SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from venturi_gen.diagnostics import Diagnostic
+from venturi_gen.yaml_compose import ComposeError, compose, is_alias_use
+from venturi_gen.yaml_scalars import ambiguity, is_trap
+
+__all__ = ["Document", "Entry", "Path", "is_trap", "load"]
 
 #: A path into the loaded document: mapping keys and sequence indexes.
 Path = tuple[str | int, ...]
 
-_STR_TAG = "tag:yaml.org,2002:str"
-_MAX_NODES = 1_000_000
-_MERGE_TAG = "tag:yaml.org,2002:merge"
-_TRAP_NAMES = {
-    "tag:yaml.org,2002:bool": "a boolean",
-    "tag:yaml.org,2002:int": "an integer",
-    "tag:yaml.org,2002:float": "a number",
-    "tag:yaml.org,2002:null": "null",
-    "tag:yaml.org,2002:timestamp": "a date",
+_CORE = "tag:yaml.org,2002:"
+_STR_TAG = _CORE + "str"
+_MERGE_TAG = _CORE + "merge"
+_PLAIN_TAGS = {
+    MappingNode: {_CORE + "map"},
+    SequenceNode: {_CORE + "seq"},
+    ScalarNode: {_CORE + name for name in ("str", "int", "float", "bool", "null", "timestamp")},
 }
 
 
@@ -59,6 +64,9 @@ class Document:
     data: Any
     index: dict[Path, Entry] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    #: Unquoted scalars YAML 1.1 and 1.2 read differently: (line, column, why). An error unless
+    #: a check of the value's type already reported one at that place (see ``frontend``).
+    ambiguous: list[tuple[int, int, str]] = field(default_factory=list)
 
     def entry(self, path: Path) -> Entry | None:
         return self.index.get(tuple(path))
@@ -81,95 +89,67 @@ class Document:
         return Diagnostic(self.file, line, column, code, message)
 
 
-def is_trap(node: Node | None) -> str | None:
-    """If ``node`` is an unquoted scalar YAML 1.1 reads as a non-string, what it became."""
-    # Plain style is None from PyYAML's Python composer and "" from libyaml's.
-    if not isinstance(node, ScalarNode) or node.style not in (None, ""):
-        return None
-    return _TRAP_NAMES.get(node.tag)
-
-
-# libyaml's composer when PyYAML was built with it: several times faster than pure Python.
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-def _line_col(text: str, offset: int) -> tuple[int, int]:
-    before = text[:offset]
-    return before.count("\n") + 1, offset - (before.rfind("\n") + 1) + 1
-
-
 def load(file: str, content: bytes) -> Document:
     """Parse ``content`` (the bytes of ``file``, a display path) into a ``Document``."""
     doc = Document(file, None)
     try:
         text = content.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line, column = _line_col(content[: exc.start].decode("utf-8", "replace"), exc.start)
-        doc.diagnostics.append(
-            Diagnostic(file, line, column, "YAML_SYNTAX", "the file is not valid UTF-8")
-        )
+        before = content[: exc.start].decode("utf-8", "replace")
+        line, column = before.count("\n") + 1, len(before) - (before.rfind("\n") + 1) + 1
+        doc.diagnostics.append(Diagnostic(file, line, column, "YAML_SYNTAX", "the file is not valid UTF-8"))
         return doc
-    loader = _Loader(text)
     try:
-        root = loader.get_single_node()
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
-        message = exc.problem or "invalid YAML"
-        if exc.context:
-            message = f"{message} ({exc.context})"
-        doc.diagnostics.append(Diagnostic(file, line, column, "YAML_SYNTAX", message))
+        composed = compose(text)
+    except ComposeError as exc:
+        doc.diagnostics.append(Diagnostic(file, exc.line, exc.column, exc.code, exc.message))
         return doc
-    except yaml.YAMLError as exc:  # ReaderError: a character YAML does not allow
-        position = getattr(exc, "position", 0)
-        line, column = _line_col(text, position)
-        doc.diagnostics.append(Diagnostic(file, line, column, "YAML_SYNTAX", str(exc).splitlines()[0]))
-        return doc
-    finally:
-        loader.dispose()
-    if root is None:
+    if composed.root is None:
         doc.diagnostics.append(
             Diagnostic(file, 1, 1, "EMPTY_FILE", "the file is empty; expected `venturi: 1`, "
                        "`module:` and `tasks:`")
         )
         return doc
-    builder = _Builder(doc)
-    doc.data = builder.build(root, (), None)
+    doc.data = _Builder(doc, composed.restore).build(composed.root, (), None)
     return doc
 
 
+def _tag(node: Node) -> str:
+    return node.tag.replace(_CORE, "!!", 1) if node.tag.startswith(_CORE) else node.tag
+
+
 class _Builder:
-    def __init__(self, doc: Document) -> None:
+    def __init__(self, doc: Document, restore: dict[int, str]) -> None:
         self.doc = doc
+        self.restore = restore
         self.constructor = SafeConstructor()
-        self.stack: set[int] = set()
-        self.seen: set[int] = set()
-        self.aliased = 0  # > 0 while expanding an alias: its inner nodes are not reported again
-        self.built = 0
+        # > 0 while expanding an alias: its nodes were reported where the anchor defined them.
+        self.aliased = 0
 
     def _report(self, node: Node, code: str, message: str) -> None:
-        mark = node.start_mark
-        self.doc.diagnostics.append(
-            Diagnostic(self.doc.file, mark.line + 1, mark.column + 1, code, message)
-        )
+        if not self.aliased:
+            mark = node.start_mark
+            self.doc.diagnostics.append(
+                Diagnostic(self.doc.file, mark.line + 1, mark.column + 1, code, message)
+            )
+
+    def _text(self, value: str) -> str:
+        return value.translate(self.restore) if self.restore else value
 
     def build(self, node: Node, path: Path, key: Node | None) -> Any:
         self.doc.index[path] = Entry(key, node)
-        alias = id(node) in self.seen and not self.aliased
+        alias = is_alias_use(node)
         if alias:
-            # The composer resolved an alias to the anchored node. Report it where it is used,
-            # and still expand it (so that no second error follows from a missing value), but
-            # never into a cycle or past a sane size.
+            # Reported where it is used, and still expanded (yaml_compose bounds the expansion)
+            # so that no second error follows from a value that seems to be missing.
             self._report(
-                key or node, "YAML_UNSUPPORTED",
+                node, "YAML_UNSUPPORTED",
                 "YAML aliases (*name) are not supported; declare a named type under `types:` "
                 "to reuse a shape",
             )
-        self.seen.add(id(node))
-        self.built += 1
-        if id(node) in self.stack or self.built > _MAX_NODES:
-            return None
-        self.stack.add(id(node))
+        elif node.tag not in _PLAIN_TAGS[type(node)]:
+            self._report(node, "YAML_UNSUPPORTED", f"the YAML tag {_tag(node)} is not supported; "
+                         "declarations use plain mappings, lists and scalars")
         self.aliased += alias
         try:
             if isinstance(node, MappingNode):
@@ -178,20 +158,26 @@ class _Builder:
                 return [self.build(child, (*path, i), None) for i, child in enumerate(node.value)]
             return self._scalar(node)
         finally:
-            self.stack.discard(id(node))
             self.aliased -= alias
 
     def _scalar(self, node: Node) -> Any:
+        if node.tag not in _PLAIN_TAGS[ScalarNode]:
+            return self._text(str(node.value))  # reported in build; the text avoids follow-on errors
         try:
             value = self.constructor.construct_object(node)
-        except ConstructorError:
-            self._report(node, "YAML_UNSUPPORTED", f"the YAML tag {node.tag} is not supported here")
-            return None
-        except ValueError:
+        except (ConstructorError, ValueError):
             # YAML 1.1 resolved it (say 2024-13-01 as a timestamp) but cannot build it: keep the
             # text, and let the check that knows the expected type judge it.
-            return str(node.value)
-        return value
+            return self._text(str(node.value))
+        self._ambiguous(node, value)
+        return self._text(value) if isinstance(value, str) else value
+
+    def _ambiguous(self, node: Node, value: Any) -> None:
+        if self.aliased or not isinstance(node, ScalarNode):
+            return
+        reason = ambiguity(node, value)
+        if reason is not None:
+            self.doc.ambiguous.append((node.start_mark.line + 1, node.start_mark.column + 1, reason))
 
     def _mapping(self, node: MappingNode, path: Path) -> dict[str, Any]:
         result: dict[str, Any] = {}
@@ -204,7 +190,7 @@ class _Builder:
                     "to reuse a shape",
                 )
                 continue
-            if not isinstance(key_node, ScalarNode):
+            if not isinstance(key_node, ScalarNode) or is_alias_use(key_node):
                 self._report(key_node, "YAML_UNSUPPORTED", "mapping keys must be plain strings")
                 continue
             trap = is_trap(key_node)
@@ -218,7 +204,8 @@ class _Builder:
                 else:
                     self._report(key_node, "YAML_UNSUPPORTED", "mapping keys must be plain strings")
                 continue
-            name = key_node.value
+            self._ambiguous(key_node, key_node.value)
+            name = self._text(key_node.value)
             if name in first:
                 mark = first[name].start_mark
                 self._report(

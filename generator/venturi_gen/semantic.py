@@ -347,22 +347,28 @@ def _priority_field(doc: Document, path: Path, text: str, payload: list[RawField
 def _check_recursion(doc: Document, structs: dict[str, list[RawField]], diags: list[Diagnostic]) -> None:
     """A struct that contains itself without optional/list/map in between cannot be built."""
     state: dict[str, int] = {}  # 1 = on the current path, 2 = done
-
-    def visit(name: str) -> None:
-        state[name] = 1
-        for f, target in struct_edges(structs.get(name, [])):
+    # Depth-first without recursion: a chain of thousands of named types is just a long file.
+    for start in structs:
+        if start in state:
+            continue
+        state[start] = 1
+        stack = [(start, iter(struct_edges(structs.get(start, []))))]
+        while stack:
+            name, edges = stack[-1]
+            step = next(edges, None)
+            if step is None:
+                state[name] = 2
+                stack.pop()
+                continue
+            f, target = step
             if state.get(target) == 1:
                 diags.append(doc.error(f.path, "RECURSIVE_TYPE",
                                        f"field {f.json_name!r} makes {target!r} contain itself; use "
                                        f"optional[{target}] or list[{target}] to end the recursion",
                                        key=True))
             elif target not in state:
-                visit(target)
-        state[name] = 2
-
-    for name in structs:
-        if name not in state:
-            visit(name)
+                state[target] = 1
+                stack.append((target, iter(struct_edges(structs.get(target, [])))))
 
 
 def _referenced(t: TypeRef) -> list[str]:

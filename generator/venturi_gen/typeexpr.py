@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: How deep ``list[map[...]]`` may nest: far beyond any real payload, well within recursion.
+MAX_DEPTH = 32
 SCALARS = ("string", "int", "float", "bool", "datetime", "date", "uuid", "ulid", "decimal")
 GENERICS = ("list", "map", "optional")
 
@@ -47,9 +49,11 @@ class _Parser:
         while self.pos < len(self.text) and self.text[self.pos] == " ":
             self.pos += 1
 
-    def expr(self) -> Expr:
+    def expr(self, depth: int = 1) -> Expr:
         self.skip_space()
         start = self.pos
+        if depth > MAX_DEPTH:
+            raise TypeSyntaxError(f"the type nests deeper than {MAX_DEPTH} levels", start)
         while self.pos < len(self.text) and (self.text[self.pos].isalnum() or self.text[self.pos] == "_"):
             self.pos += 1
         head = self.text[start : self.pos]
@@ -64,7 +68,7 @@ class _Parser:
                     start,
                 )
             self.pos += 1
-            arg = self.expr()
+            arg = self.expr(depth + 1)
             self.skip_space()
             if self.pos >= len(self.text) or self.text[self.pos] != "]":
                 raise TypeSyntaxError(f"missing ']' in type {self.text!r}", self.pos)

@@ -86,11 +86,16 @@ tasks:
          'quote it: "on"'],
     ),
     "yaml_syntax": (
-        HEAD + "tasks:\n  Ship:\n    kind: [ship\n",
+        HEAD + "tasks:\n  Ship:\n    kind: ship\n    doc: a: b\n",
         # libyaml and PyYAML's pure-Python parser word this differently.
-        ["t.yaml:6:1: error[YAML_SYNTAX]: did not find expected ',' or ']' (while parsing a flow "
-         "sequence)" if hasattr(yaml, "CSafeLoader") else "t.yaml:6:1: error[YAML_SYNTAX]: expected "
-         "',' or ']', but got '<stream end>' (while parsing a flow sequence)"],
+        ["t.yaml:6:11: error[YAML_SYNTAX]: mapping values are not allowed in this context"
+         if hasattr(yaml, "CSafeLoader") else
+         "t.yaml:6:11: error[YAML_SYNTAX]: mapping values are not allowed here"],
+    ),
+    "yaml_unclosed_bracket": (
+        # Reported at the bracket, not at the end of the file where the parser gave up.
+        HEAD + "tasks:\n  Ship:\n    kind: [ship\n",
+        ["t.yaml:5:11: error[YAML_SYNTAX]: unclosed '[': the list that starts here has no closing ']'"],
     ),
     "yaml_alias": (
         HEAD
@@ -104,7 +109,8 @@ tasks:
     kind: return
     payload: *fields
 """,
-        ["t.yaml:10:5: error[YAML_UNSUPPORTED]: YAML aliases (*name) are not supported; declare a "
+        # At the use (*fields), not at the anchor and not at the key.
+        ["t.yaml:10:14: error[YAML_UNSUPPORTED]: YAML aliases (*name) are not supported; declare a "
          "named type under `types:` to reuse a shape"],
     ),
     "empty_file": ("", ["t.yaml:1:1: error[EMPTY_FILE]: the file is empty; expected `venturi: 1`, "
