@@ -194,7 +194,9 @@ async def _noop_while_locked(path: Path) -> None:
             latencies.append(time.perf_counter() - started)
             time.sleep(0.02)
 
-    holder = await asyncio.to_thread(_start, _LOCK_HOLDER, str(path), str(LOCK_HELD_S), ready="locked")
+    holder = await asyncio.to_thread(
+        _start, _LOCK_HOLDER, str(path), str(LOCK_HELD_S), ready="locked"
+    )
     thread = threading.Thread(target=client, daemon=True)
     thread.start()
     started = time.perf_counter()
