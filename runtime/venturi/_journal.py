@@ -20,7 +20,10 @@ class JournalEvent(enum.StrEnum):
     FAILED = "failed"  # retryable failure: the job goes back to pending with backoff
     DEAD = "dead"  # permanent failure or backstop reached
     CANCELLED = "cancelled"
-    RELEASED = "released"  # handed back on graceful shutdown; not a failure
+    RELEASED = "released"  # a run cut short at the drain deadline of a shutdown; not a failure
+    #: Claimed but never started, back to pending: handed back by its worker at shutdown, or
+    #: its lease expired before it started. Not a run (``run_count`` is unchanged), not a failure.
+    RETURNED = "returned"
     LEASE_EXPIRED = "lease_expired"  # the worker vanished; counted as a failure
     MERGED = "merged"  # an enqueue collided with this pending job
     RETRIED = "retried"  # an operator sent a dead or cancelled job back to pending

@@ -45,6 +45,7 @@ _EVENT = {
     Resolution.RETRY: JournalEvent.FAILED,
     Resolution.DEAD: JournalEvent.DEAD,
     Resolution.RELEASED: JournalEvent.RELEASED,
+    Resolution.RETURNED: JournalEvent.RETURNED,
     Resolution.CANCELLED: JournalEvent.CANCELLED,
 }
 
@@ -61,7 +62,7 @@ def result(
     """The end of ``job``'s current run, with the journal entry a worker would write."""
     entry = JournalEntry(
         at=now,
-        run=job.run_count,
+        run=job.run_count - 1 if resolution is Resolution.RETURNED else job.run_count,
         event=_EVENT[resolution],
         note=note,
         error_code=fields.get("error_code"),

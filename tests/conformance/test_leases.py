@@ -15,9 +15,17 @@ from tests.conformance.tasks import Digest, Plain
 LEASE = timedelta(seconds=30)
 
 
-async def claim_n(backend: Backend, n: int, task: Digest | Plain | None = None) -> list[ClaimedJob]:
+async def claim_n(
+    backend: Backend, n: int, task: Digest | Plain | None = None, *, start: bool = True
+) -> list[ClaimedJob]:
+    """Claim ``n`` new jobs; with ``start``, their runs are marked started as a worker does."""
     await backend.storage.enqueue([request(task or Plain(i)) for i in range(n)])
-    return await backend.storage.claim(claim_request(limit=n, lease=LEASE), now=utcnow())
+    jobs = await backend.storage.claim(claim_request(limit=n, lease=LEASE), now=utcnow())
+    if start:
+        assert await backend.storage.finish(
+            [], now=utcnow(), started=[(job.id, job.lease_token) for job in jobs]
+        ) == []
+    return jobs
 
 
 async def test_heartbeat_extends_held_leases_only(backend: Backend) -> None:
@@ -79,11 +87,62 @@ async def test_a_reclaimed_job_runs_before_the_backlog_enqueued_after_it(
     assert sorted(j.id for j in rest) == sorted(r.job_id for r in backlog)
 
 
+async def test_an_expired_lease_of_a_run_never_started_counts_no_run_and_no_failure(
+    backend: Backend,
+) -> None:
+    started, ahead = await claim_n(backend, 2, start=False)
+    await backend.storage.finish([], now=utcnow(), started=[(started.id, started.lease_token)])
+    at = started.lease_expires_at + timedelta(seconds=1)
+    assert await backend.storage.reclaim_expired(now=at, limit=10, max_failures=1) == 2
+    stored = await backend.storage.get(ahead.id)
+    assert stored is not None
+    assert (stored.state, stored.run_count, stored.failure_count, stored.error_code) == (
+        JobState.PENDING, 0, 0, None,
+    )  # fmt: skip
+    [entry] = stored.journal
+    assert (entry.event, entry.run, entry.error_code) == (JournalEvent.RETURNED, 0, None)
+    assert "before the run started" in (entry.note or "")
+    # It keeps its place in the line: its run time is the one it was enqueued with.
+    assert stored.run_at < started.lease_expires_at
+    # The one that started is a failed run: with max_failures=1, dead.
+    dead = await backend.storage.get(started.id)
+    assert dead is not None and (dead.state, dead.run_count, dead.failure_count) == (
+        JobState.DEAD, 1, 1,
+    )  # fmt: skip
+    [again] = await backend.storage.claim(claim_request(), now=at)
+    assert (again.id, again.run_count, again.failure_count) == (ahead.id, 1, 0)
+    assert [e.event for e in again.journal] == [JournalEvent.RETURNED]
+
+
+async def test_a_start_mark_is_fenced_by_the_lease(backend: Backend) -> None:
+    [job] = await claim_n(backend, 1, start=False)
+    await backend.storage.finish([], now=utcnow(), started=[(job.id, "stale-token")])
+    at = job.lease_expires_at + timedelta(seconds=1)
+    assert await backend.storage.reclaim_expired(now=at, limit=10, max_failures=None) == 1
+    stored = await backend.storage.get(job.id)
+    assert stored is not None and (stored.run_count, stored.failure_count) == (0, 0)
+
+
+async def test_a_job_handed_back_before_it_started_is_returned_not_run(backend: Backend) -> None:
+    [job] = await claim_n(backend, 1, start=False)
+    now = utcnow()
+    back = result(job, Resolution.RETURNED, now=now)
+    assert await backend.storage.finish([back], now=now) == [True]
+    stored = await backend.storage.get(job.id)
+    assert stored is not None
+    assert (stored.state, stored.run_count, stored.failure_count) == (JobState.PENDING, 0, 0)
+    assert stored.run_at < now  # its place in the line is kept
+    assert [(e.event, e.run) for e in stored.journal] == [(JournalEvent.RETURNED, 0)]
+    [again] = await backend.storage.claim(claim_request(), now=now)
+    assert (again.id, again.run_count) == (job.id, 1)
+
+
 async def test_backstop_sends_the_job_to_dead(backend: Backend) -> None:
     [job] = await claim_n(backend, 1)
     at = job.lease_expires_at + timedelta(seconds=1)
     assert await backend.storage.reclaim_expired(now=at, limit=10, max_failures=2) == 1
     [job] = await backend.storage.claim(claim_request(lease=LEASE), now=at)
+    await backend.storage.finish([], now=at, started=[(job.id, job.lease_token)])
     at = job.lease_expires_at + timedelta(seconds=1)
     assert await backend.storage.reclaim_expired(now=at, limit=10, max_failures=2) == 1
     stored = await backend.storage.get(job.id)

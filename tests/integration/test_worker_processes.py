@@ -137,11 +137,11 @@ async def test_sigterm_drains_and_hands_leases_back_at_once(
     assert [e.event for e in info.journal] == [JournalEvent.RELEASED]
     assert not (markers / f"finished-{stubborn}-1").exists()
 
-    # The prefetched jobs never started: handed back at once, no failure counted.
+    # The prefetched jobs never started: handed back at once, neither a run nor a failure.
     for job_id in waiting:
         info = queue.get(job_id)
-        assert info.state is JobState.PENDING and info.failure_count == 0
-        assert [e.event for e in info.journal] == [JournalEvent.RELEASED]
+        assert (info.state, info.run_count, info.failure_count) == (JobState.PENDING, 0, 0)
+        assert [(e.event, e.run) for e in info.journal] == [(JournalEvent.RETURNED, 0)]
 
     # Pending again immediately: a new worker runs them without waiting for any lease.
     assert queue.get(stubborn).run_at <= queue.get(stubborn).journal[0].at

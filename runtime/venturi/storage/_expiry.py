@@ -32,8 +32,18 @@ def expired_lease_result(
     now: datetime,
     max_failures: int | None,
     purge_after: datetime,
+    started: bool = True,
 ) -> RunResult:
-    """End an expired run: a retry in the job's own place, or dead at ``max_failures``."""
+    """End an expired run: a retry in the job's own place, or dead at ``max_failures``.
+
+    A job whose run never started (claimed ahead by a worker that vanished
+    before starting it) is returned instead: no run, no failure, its place kept.
+    """
+    if not started:
+        return returned_result(
+            job_id, lease_token, run_count, now=now,
+            note="the lease expired before the run started (its worker vanished)",
+        )  # fmt: skip
     failures = failure_count + 1
     if max_failures is not None and failures >= max_failures:
         message = f"the lease expired; {failures} failed runs reach the backstop of {max_failures}"
@@ -54,3 +64,12 @@ def expired_lease_result(
         job_id, lease_token, Resolution.RETRY, entry,
         error_code=LEASE_EXPIRED, error_message=message,
     )  # fmt: skip
+
+
+def returned_result(
+    job_id: str, lease_token: str, run_count: int, *, now: datetime, note: str
+) -> RunResult:
+    """A claimed job that never started goes back to pending as it was: the claim's run is
+    given back (the journal entry records the run count without it), its run time kept."""
+    entry = JournalEntry(at=now, run=run_count - 1, event=JournalEvent.RETURNED, note=note)
+    return RunResult(job_id, lease_token, Resolution.RETURNED, entry)

@@ -119,8 +119,20 @@ class AsyncStorage(Protocol):
         """
         ...
 
-    async def finish(self, results: Sequence[RunResult], *, now: datetime) -> list[bool]:
-        """Apply run results in one transaction; per result, whether its fence held."""
+    async def finish(
+        self,
+        results: Sequence[RunResult],
+        *,
+        now: datetime,
+        started: Sequence[tuple[str, str]] = (),
+    ) -> list[bool]:
+        """Apply run results in one transaction; per result, whether its fence held.
+
+        ``started`` lists (job_id, lease_token) of runs that began and are still going:
+        their jobs are marked as started, so that if their lease expires the run
+        counts (``reclaim_expired``); a job whose lease expires unmarked never
+        started, and goes back without counting a run or a failure.
+        """
         ...
 
     async def heartbeat(
@@ -137,7 +149,8 @@ class AsyncStorage(Protocol):
         self, *, now: datetime, limit: int, max_failures: int | None
     ) -> int:
         """Return running jobs whose lease expired to pending (a failure, code
-        ``lease_expired``), or to dead once ``max_failures`` is reached."""
+        ``lease_expired``), or to dead once ``max_failures`` is reached. A job never
+        marked as started (see ``finish``) goes back ``RETURNED``: no run, no failure."""
         ...
 
     async def pending_counts_by_kind(self) -> dict[str, int]:

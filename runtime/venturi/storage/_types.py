@@ -144,7 +144,8 @@ class ClaimRequest:
 
 
 class ClaimedJob(NamedTuple):
-    """A job leased to a worker. ``run_count`` already includes the current run.
+    """A job leased to a worker. ``run_count`` already includes the current run (the claim
+    counts it; a job handed back or reclaimed before it started gets it back, ``RETURNED``).
 
     ``ClaimedJob``, ``RunResult`` and ``JournalEntry`` are immutable
     ``NamedTuple``s rather than frozen dataclasses: the worker builds each once
@@ -174,6 +175,7 @@ class Resolution(enum.StrEnum):
     RETRY = "retry"  # -> pending at run_at; failure_count + 1
     DEAD = "dead"  # -> dead; failure_count + 1
     RELEASED = "released"  # -> pending now; graceful shutdown; no failure counted
+    RETURNED = "returned"  # -> pending, never started: run_count back, run_at kept, no failure
     CANCELLED = "cancelled"  # -> cancelled (the handler saw a cancel request)
 
 

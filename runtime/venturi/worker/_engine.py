@@ -9,7 +9,7 @@ lease. When there is no work the claimer sleeps ``poll_interval``, or, on a
 backend that can notify, until woken.
 
 Shutdown drains: claiming stops, jobs claimed but not started are handed
-back at once, running handlers see ``ctx.is_cancelled()``, and those still
+back at once (``returned``: not a run), running handlers see ``ctx.is_cancelled()``, and those still
 running at the drain deadline are cancelled and handed back (``released``),
 so no job waits for a lease to expire because its worker stopped politely.
 """
@@ -228,7 +228,7 @@ class Engine:
         count = len(self.jobs)
         while self.jobs:
             job = self.jobs.popleft()
-            self.flusher.add(RunEnd(job, by_kind[job.kind], released=True))
+            self.flusher.add(RunEnd(job, by_kind[job.kind], returned=True))
             self.in_flight -= 1
         return count
 
@@ -269,6 +269,7 @@ class Engine:
         by_kind = self._registry.by_kind
         state = self._state
         add = self.flusher.add
+        started = self.flusher.started
         current = self._current
         contexts = self._contexts
         lost = self.leases.lost
@@ -284,6 +285,7 @@ class Engine:
                 self._skip_lost(job)
                 continue
             current[index] = job
+            started(job)
             end = await execute(
                 by_kind[job.kind], job, state, contexts, index, release_on_cancel=True
             )

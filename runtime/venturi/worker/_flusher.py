@@ -6,6 +6,14 @@ than per job is what makes the worker fast: results are written once
 arrived, whichever comes first. Results that arrive during a write form the
 next batch. The clock is read once per batch: every result of a batch shares
 its timestamp, within a few milliseconds of the runs' real ends.
+
+The flusher also tells storage which runs have started and are still going
+(``started``): a job whose lease expires is counted as a run only if it was
+marked so, and one claimed ahead but never started goes back without a run.
+A run that ends before the next write needs no mark (its result says it
+all), so a fast drain writes almost none; a long run is marked one linger
+after it starts. A run whose worker vanishes within that window is taken as
+never started.
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ from datetime import datetime
 
 from venturi._clock import utcnow
 from venturi.storage._protocol import AsyncStorage
-from venturi.storage._types import Resolution, RunResult
+from venturi.storage._types import ClaimedJob, Resolution, RunResult
 from venturi.worker._leases import LeaseTable
 from venturi.worker._outcome import TaskError
 from venturi.worker._resolve import Policy, RunEnd, resolve, resolve_batch
@@ -51,6 +59,8 @@ class Flusher:
         self._linger = linger
         self._clock = clock
         self._buffer: list[RunEnd] = []
+        #: Runs started and not yet ended or marked: job id -> lease token.
+        self._unmarked: dict[str, str] = {}
         self._arrived = asyncio.Event()  # the buffer went from empty to non-empty
         self._full = asyncio.Event()  # the buffer holds a whole batch
         self._idle = asyncio.Event()  # nothing buffered, nothing being written
@@ -60,11 +70,21 @@ class Flusher:
     def add(self, end: RunEnd) -> None:
         buffer = self._buffer
         buffer.append(end)
+        unmarked = self._unmarked
+        if unmarked:
+            unmarked.pop(end.job.id, None)
         if len(buffer) == 1:
             self._idle.clear()
             self._arrived.set()
         if len(buffer) >= self._batch:
             self._full.set()
+
+    def started(self, job: ClaimedJob) -> None:
+        """A run of ``job`` begins: mark it with the next write unless it has ended by then."""
+        self._unmarked[job.id] = job.lease_token
+        if not self._buffer:
+            self._idle.clear()
+            self._arrived.set()
 
     @property
     def pending(self) -> int:
@@ -73,7 +93,7 @@ class Flusher:
     async def run(self) -> None:
         """Write batches until ``close``; a closing flusher writes what is left and returns."""
         while True:
-            if not self._buffer:
+            if not self._buffer and not self._unmarked:
                 if self._closing:
                     return
                 self._arrived.clear()
@@ -88,7 +108,7 @@ class Flusher:
             ends, self._buffer = self._buffer, []
             self._full.clear()
             await self.write(ends)
-            if not self._buffer:
+            if not self._buffer and not self._unmarked:
                 self._idle.set()
 
     @property
@@ -132,9 +152,11 @@ class Flusher:
             results = resolve_batch(kept, now=now, policy=self._policy)
         except Exception:  # a bug in one result must not lose the rest of the batch
             results, kept = self._resolve_one_by_one(kept, now)
-        if not results:
+        marks = list(self._unmarked.items())
+        self._unmarked.clear()
+        if not results and not marks:
             return
-        held = await self._finish(results, now)
+        held = await self._finish(results, now, marks)
         if held is None:
             return
         self._account(kept, results, held)
@@ -156,11 +178,15 @@ class Flusher:
             kept.append(end)
         return results, kept
 
-    async def _finish(self, results: list[RunResult], now: datetime) -> list[bool] | None:
+    async def _finish(
+        self, results: list[RunResult], now: datetime, started: list[tuple[str, str]]
+    ) -> list[bool] | None:
         delay = 0.05
         for attempt in range(1, WRITE_ATTEMPTS + 1):
             try:
-                return await self._storage.finish(results, now=now)
+                if not started:  # the common case: no keyword, any storage
+                    return await self._storage.finish(results, now=now)
+                return await self._storage.finish(results, now=now, started=started)
             except Exception:
                 if attempt == WRITE_ATTEMPTS:
                     log.exception(
@@ -208,6 +234,8 @@ class Flusher:
                 continue
             elif resolution is Resolution.RELEASED:
                 stats.released += 1
+            elif resolution is Resolution.RETURNED:
+                stats.returned += 1
             else:
                 stats.cancelled += 1
             if debug:

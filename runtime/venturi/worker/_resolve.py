@@ -18,6 +18,7 @@ from typing import Any, Final
 from venturi import codec
 from venturi._backoff import Backoff
 from venturi._journal import JournalEntry, JournalEvent
+from venturi.storage._expiry import returned_result
 from venturi.storage._types import ClaimedJob, Resolution, RunResult
 from venturi.worker._config import WorkerConfig, seconds
 from venturi.worker._outcome import FailureCode, Outcome, OutcomeKind, TaskError, is_outcome
@@ -68,7 +69,8 @@ class Policy:
 class RunEnd:
     """How one run ended, as the worker saw it; ``resolve`` turns it into a ``RunResult``.
 
-    Exactly one of ``outcome`` and ``error`` is set, unless ``released``.
+    Exactly one of ``outcome`` and ``error`` is set, unless ``released`` (a run cut short
+    at shutdown) or ``returned`` (a claimed job handed back before it started).
     ``backoff`` is the task's own override, read from the task only on failure.
     """
 
@@ -80,6 +82,7 @@ class RunEnd:
     attachment: Any = None
     backoff: Backoff | None = None
     released: bool = False
+    returned: bool = False
 
 
 def bounded(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
@@ -161,6 +164,12 @@ def encode_carry(end: RunEnd) -> str | None:
 
 def resolve(end: RunEnd, *, now: datetime, policy: Policy) -> RunResult:
     """The ``RunResult`` for one ended run."""
+    if end.returned:
+        job = end.job
+        return returned_result(
+            job.id, job.lease_token, job.run_count, now=now,
+            note="claimed ahead, handed back at worker shutdown before it started",
+        )  # fmt: skip
     attachment = checked_attachment(end.attachment)
     if end.released:
         return _released(end, now, attachment)
@@ -201,6 +210,7 @@ def resolve_batch(ends: list[RunEnd], *, now: datetime, policy: Policy) -> list[
             and end.attachment is None
             and reg.output_cls is None
             and not end.released
+            and not end.returned
         ):
             job = end.job
             retention = reg.retention

@@ -14,7 +14,8 @@ class WorkerStats:
     paused: int = 0
     retried: int = 0
     dead: int = 0
-    released: int = 0
+    released: int = 0  # runs cut short at the drain deadline of a shutdown
+    returned: int = 0  # jobs claimed ahead and handed back before they started (not runs)
     cancelled: int = 0
     fenced: int = 0  # results storage rejected: the lease was no longer ours
     dropped: int = 0  # results not sent: the lease was known lost
@@ -23,4 +24,7 @@ class WorkerStats:
 
     @property
     def finished(self) -> int:
-        return self.completed + self.paused + self.retried + self.dead + self.released + self.cancelled
+        return (
+            self.completed + self.paused + self.retried + self.dead + self.released
+            + self.cancelled + self.returned
+        )

@@ -160,13 +160,15 @@ class Worker(Generic[S]):
             )
             stats = await engine.run()
             log.info(
-                "worker %s stopped: %d completed, %d retried, %d dead, %d paused, %d handed back",
+                "worker %s stopped: %d completed, %d retried, %d dead, %d paused, %d handed back "
+                "(%d never started)",
                 self.config.worker_id,
                 stats.completed,
                 stats.retried,
                 stats.dead,
                 stats.paused,
-                stats.released,
+                stats.released + stats.returned,
+                stats.returned,
                 extra={"event": "stopped", "worker_id": self.config.worker_id},
             )
             return stats

@@ -37,6 +37,7 @@ _STATE = {
     Resolution.PAUSED: "pending",
     Resolution.RETRY: "pending",
     Resolution.RELEASED: "pending",
+    Resolution.RETURNED: "pending",
     Resolution.DEAD: "dead",
     Resolution.CANCELLED: "cancelled",
 }
@@ -232,6 +233,8 @@ def _end_run_row(
     if at_per_row:
         row["at"] = aware(entry.at).isoformat()
     if state == "pending":
+        if resolution is Resolution.RETURNED:
+            row["rc"] = -1  # never started: the claim's run is given back
         if result.run_at is not None:  # left out: the job keeps its run_at (end_runs)
             row["ra"] = aware(result.run_at).isoformat()
         if result.carry is not None:

@@ -284,8 +284,14 @@ class AsyncPostgresStorage:
         return await self.claims.run(op, what="claim jobs")
 
     async def finish(  # async-only
-        self, results: Sequence[RunResult], *, now: datetime
+        self,
+        results: Sequence[RunResult],
+        *,
+        now: datetime,
+        started: Sequence[tuple[str, str]] = (),
     ) -> list[bool]:
+        if started:
+            await self._mark_started(started)
         if not results:
             return []
         first: list[bool] | None = None
@@ -315,6 +321,16 @@ class AsyncPostgresStorage:
         if first is None:
             return [r.job_id in held for r in results]
         return [ok and r.job_id in held for ok, r in zip(first, results, strict=True)]
+
+    async def _mark_started(self, leases: Sequence[tuple[str, str]]) -> None:  # async-only
+        params = {"doc": dumps([{"id": job_id, "tok": token} for job_id, token in leases])}
+        sql = self._queries["mark_started"]
+
+        async def op(conn: psycopg.AsyncConnection[Any]) -> None:
+            await conn.execute(sql, params)
+
+        # Idempotent: retried after a lost connection like a heartbeat.
+        await self.completions.run(op, what="mark runs started")
 
     async def heartbeat(  # async-only
         self, leases: Sequence[tuple[str, str]], *, lease_duration: timedelta, now: datetime

@@ -193,7 +193,7 @@ picked AS (
 )
 UPDATE {schema}.jobs AS j
 SET state = 'running', lease_token = %(token)s, lease_expires_at = %(expires)s,
-    worker_id = %(worker)s, run_count = j.run_count + 1
+    worker_id = %(worker)s, run_count = j.run_count + 1, run_started = false
 WHERE j.id = ANY(ARRAY(SELECT picked.id FROM picked))
 RETURNING j.id, j.kind, j.queue, j.priority, j.payload, j.carry, j.run_count,
           j.failure_count, j.concurrency_key, j.journal_count, j.run_at
@@ -217,6 +217,8 @@ GROUP BY e.job_id
 -- running job was no merge candidate), and the newer job keeps the key. So
 -- does a job whose key an earlier result of the same batch (r.i is the
 -- position) takes back to pending, as if the results were applied in order.
+-- rc is -1 for a job that never started (RETURNED): the claim's run is given
+-- back, and without ra its run time stays.
 -- The document leaves out null fields (they read as NULL), and the journal
 -- time and purge time when every run of the batch shares them (%(at)s and
 -- %(pa)s then), to stay small and cheap to parse.
@@ -225,8 +227,8 @@ WITH r AS (
     SELECT * FROM ROWS FROM (jsonb_to_recordset(%(doc)s::jsonb) AS (
         id text, tok text, st text, ra timestamptz, ca text, fa integer, out text, ec text,
         em text, pa timestamptz, at timestamptz, run integer, ev text, note text, att jsonb,
-        jec text, jem text)) WITH ORDINALITY AS r(
-        id, tok, st, ra, ca, fa, out, ec, em, pa, at, run, ev, note, att, jec, jem, i)
+        jec text, jem text, rc integer)) WITH ORDINALITY AS r(
+        id, tok, st, ra, ca, fa, out, ec, em, pa, at, run, ev, note, att, jec, jem, rc, i)
 ),
 u AS (
     UPDATE {schema}.jobs AS j
@@ -234,6 +236,7 @@ u AS (
         run_at = coalesce(r.ra, j.run_at),
         carry = coalesce(r.ca, j.carry),
         failure_count = j.failure_count + coalesce(r.fa, 0),
+        run_count = j.run_count + coalesce(r.rc, 0),
         output = r.out,
         error_code = r.ec,
         error_message = r.em,
@@ -280,6 +283,13 @@ SELECT NULL FROM (
     FROM (SELECT DISTINCT u.queue FROM u WHERE u.state = 'pending' AND u.run_at <= %(now)s) AS d
 ) AS n
 
+-- name: mark_started
+-- Runs that began and still go on: if their lease expires, the run counts.
+UPDATE {schema}.jobs AS j
+SET run_started = true
+FROM jsonb_to_recordset(%(doc)s::jsonb) AS r(id text, tok text)
+WHERE j.id = r.id AND j.lease_token = r.tok AND j.state = 'running'
+
 -- name: extend_leases
 UPDATE {schema}.jobs AS j
 SET lease_expires_at = %(expires)s
@@ -288,7 +298,7 @@ WHERE j.id = r.id AND j.lease_token = r.tok AND j.state = 'running'
 RETURNING j.id
 
 -- name: expired_leases
-SELECT id, lease_token, run_count, failure_count
+SELECT id, lease_token, run_count, failure_count, run_started
 FROM {schema}.jobs
 WHERE state = 'running' AND lease_expires_at < %(now)s
 ORDER BY lease_expires_at

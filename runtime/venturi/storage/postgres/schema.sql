@@ -33,7 +33,9 @@ CREATE TABLE {schema}.jobs (
     error_code       text,
     error_message    text,
     finished_at      timestamptz,
-    purge_after      timestamptz
+    purge_after      timestamptz,
+    -- The current run has started (see migrations/0002_run_started.sql).
+    run_started      boolean     NOT NULL DEFAULT false
 );
 
 -- The claim: one scan in claim order over pending rows only, so finished and

@@ -28,15 +28,29 @@ _STATE = {  # for end_run; completions go through complete_run
     Resolution.PAUSED: "pending",
     Resolution.RETRY: "pending",
     Resolution.RELEASED: "pending",
+    Resolution.RETURNED: "pending",
     Resolution.DEAD: "dead",
     Resolution.CANCELLED: "cancelled",
 }
 _FAILURES = {Resolution.RETRY: 1, Resolution.DEAD: 1}
 
 
+def mark_started(
+    conn: sqlite3.Connection, queries: dict[str, str], leases: Sequence[tuple[str, str]]
+) -> None:
+    """Mark runs as started (fenced by their token), so that an expired lease counts the run."""
+    if leases:
+        conn.executemany(queries["mark_started"], leases)
+
+
 def finish(
-    conn: sqlite3.Connection, queries: dict[str, str], results: Sequence[RunResult], now: datetime
+    conn: sqlite3.Connection,
+    queries: dict[str, str],
+    results: Sequence[RunResult],
+    now: datetime,
+    started: Sequence[tuple[str, str]] = (),
 ) -> list[bool]:
+    mark_started(conn, queries, started)
     if not results:
         return []
     memo = EpochMemo()
@@ -102,17 +116,23 @@ def _completion_params(result: RunResult, now_s: float, memo: EpochMemo) -> tupl
 
 
 def _end_run_params(result: RunResult, now_s: float, memo: EpochMemo) -> tuple[Any, ...]:
-    state = _STATE[result.resolution]
-    failures = _FAILURES.get(result.resolution, 0)
+    resolution = result.resolution
+    state = _STATE[resolution]
+    failures = _FAILURES.get(resolution, 0)
+    if resolution is Resolution.RETURNED:  # never started: its place and its run count back
+        return (
+            result.job_id, result.lease_token, state, None, result.carry, 0, None,
+            None, None, None, None, -1,
+        )
     if state == "pending":
         run_at = None if result.run_at is None else memo(result.run_at)  # None keeps it
         return (
             result.job_id, result.lease_token, state, run_at, result.carry, failures, None,
-            result.error_code, result.error_message, None, None,
+            result.error_code, result.error_message, None, None, 0,
         )
     return (
         result.job_id, result.lease_token, state, None, None, failures, None,
-        result.error_code, result.error_message, now_s, memo.optional(result.purge_after),
+        result.error_code, result.error_message, now_s, memo.optional(result.purge_after), 0,
     )
 
 
@@ -135,9 +155,9 @@ def reclaim_expired(
     results = [
         expired_lease_result(
             job_id, token, run_count, failures,
-            now=now, max_failures=max_failures, purge_after=purge_after,
+            now=now, max_failures=max_failures, purge_after=purge_after, started=bool(started),
         )
-        for job_id, token, run_count, failures in rows
+        for job_id, token, run_count, failures, started in rows
     ]  # fmt: skip
     memo = EpochMemo()
     now_s = memo(now)

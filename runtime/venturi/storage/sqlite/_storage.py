@@ -189,10 +189,18 @@ class SqliteStorage:
             return []
         return self._write(lambda: _claim.claim(self._conn, self._queries, request, now))
 
-    def finish(self, results: Sequence[RunResult], *, now: datetime) -> list[bool]:
-        if not results:
+    def finish(
+        self,
+        results: Sequence[RunResult],
+        *,
+        now: datetime,
+        started: Sequence[tuple[str, str]] = (),
+    ) -> list[bool]:
+        if not results and not started:
             return []
-        return self._write(lambda: _finish.finish(self._conn, self._queries, results, now))
+        return self._write(
+            lambda: _finish.finish(self._conn, self._queries, results, now, started)
+        )
 
     def heartbeat(
         self, leases: Sequence[tuple[str, str]], *, lease_duration: timedelta, now: datetime

@@ -74,8 +74,14 @@ class AsyncSqliteStorage:
     async def claim(self, request: ClaimRequest, *, now: datetime) -> list[ClaimedJob]:
         return self.sync.claim(request, now=now)
 
-    async def finish(self, results: Sequence[RunResult], *, now: datetime) -> list[bool]:
-        return self.sync.finish(results, now=now)
+    async def finish(
+        self,
+        results: Sequence[RunResult],
+        *,
+        now: datetime,
+        started: Sequence[tuple[str, str]] = (),
+    ) -> list[bool]:
+        return self.sync.finish(results, now=now, started=started)
 
     async def heartbeat(
         self, leases: Sequence[tuple[str, str]], *, lease_duration: timedelta, now: datetime

@@ -90,7 +90,7 @@ LIMIT ?4
 -- name: lease_rows
 UPDATE jobs
 SET state = 'running', lease_token = ?2, lease_expires_at = ?3, worker_id = ?4,
-    run_count = run_count + 1
+    run_count = run_count + 1, run_started = 0
 WHERE rowid IN (SELECT value FROM json_each(?1))
 RETURNING id, kind, queue, priority, payload, carry, run_count, failure_count,
           concurrency_key, journal_count, run_at
@@ -107,7 +107,8 @@ WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'running'
 -- name: end_run
 -- Ends one run (fenced by the token). ?3 state, ?4 run_at (NULL keeps it),
 -- ?5 carry (NULL keeps it), ?6 failures to add, ?7 output, ?8/?9 error,
--- ?10 finished_at, ?11 purge_after.
+-- ?10 finished_at, ?11 purge_after, ?12 runs to add (-1 gives back the
+-- claim's run of a job that never started).
 -- A job going back to pending gives up its dedup key when another pending
 -- job already holds it: an enqueue with that key arrived while it ran (the
 -- running job was no merge candidate), and the newer job keeps the key.
@@ -116,6 +117,7 @@ SET state = ?3,
     run_at = coalesce(?4, run_at),
     carry = coalesce(?5, carry),
     failure_count = failure_count + ?6,
+    run_count = run_count + ?12,
     output = ?7,
     error_code = ?8,
     error_message = ?9,
@@ -150,12 +152,16 @@ SET state = 'completed',
     journal_count = journal_count + 1
 WHERE id = ?1 AND lease_token = ?2 AND state = 'running'
 
+-- name: mark_started
+UPDATE jobs SET run_started = 1
+WHERE id = ?1 AND lease_token = ?2 AND state = 'running'
+
 -- name: extend_lease
 UPDATE jobs SET lease_expires_at = ?3
 WHERE id = ?1 AND lease_token = ?2 AND state = 'running'
 
 -- name: expired_leases
-SELECT id, lease_token, run_count, failure_count
+SELECT id, lease_token, run_count, failure_count, run_started
 FROM jobs
 WHERE state = 'running' AND lease_expires_at < ?1
 ORDER BY lease_expires_at
