@@ -28,6 +28,7 @@ def claim_request(
     limit: int = 10,
     lease: timedelta = timedelta(seconds=30),
     worker_id: str = "worker-1",
+    start: int = 0,
 ) -> ClaimRequest:
     return ClaimRequest(
         queues=queues,
@@ -36,6 +37,7 @@ def claim_request(
         lease_token=new_lease_token(),
         lease_duration=lease,
         worker_id=worker_id,
+        start=start,
     )
 
 

@@ -114,6 +114,24 @@ async def test_an_expired_lease_of_a_run_never_started_counts_no_run_and_no_fail
     assert [e.event for e in again.journal] == [JournalEvent.RETURNED]
 
 
+async def test_a_claim_marks_the_jobs_that_start_at_once(backend: Backend) -> None:
+    await backend.storage.enqueue([request(Plain(i)) for i in range(3)])
+    now = utcnow()
+    jobs = await backend.storage.claim(claim_request(limit=3, lease=LEASE, start=1), now=now)
+    at = jobs[0].lease_expires_at + timedelta(seconds=1)
+    assert await backend.storage.reclaim_expired(now=at, limit=10, max_failures=None) == 3
+    events = []
+    for job in jobs:
+        stored = await backend.storage.get(job.id)
+        assert stored is not None
+        events.append((stored.journal[-1].event, stored.run_count, stored.failure_count))
+    assert events == [
+        (JournalEvent.LEASE_EXPIRED, 1, 1),  # the first in claim order started at once
+        (JournalEvent.RETURNED, 0, 0),
+        (JournalEvent.RETURNED, 0, 0),
+    ]
+
+
 async def test_a_start_mark_is_fenced_by_the_lease(backend: Backend) -> None:
     [job] = await claim_n(backend, 1, start=False)
     await backend.storage.finish([], now=utcnow(), started=[(job.id, "stale-token")])

@@ -32,7 +32,7 @@ NOW = datetime.now(UTC)
 TYPES = {
     "now": "timestamptz", "queues": "text[]", "kinds": "text[]", "limit": "bigint",
     "token": "text", "expires": "timestamptz", "worker": "text", "kind": "text",
-    "dedup_key": "text", "doc": "jsonb", "at": "timestamptz", "pa": "timestamptz",
+    "dedup_key": "text", "doc": "jsonb", "at": "timestamptz", "pa": "timestamptz", "start": "bigint",
 }  # fmt: skip
 
 
@@ -103,7 +103,7 @@ def _claim_params(limit: int = 100) -> dict[str, Any]:
     now = datetime.now(UTC)
     return {
         "now": now, "queues": ["default"], "kinds": ["k"], "limit": limit, "token": "t",
-        "expires": now + timedelta(seconds=30), "worker": "w",
+        "expires": now + timedelta(seconds=30), "worker": "w", "start": 10,
     }  # fmt: skip
 
 

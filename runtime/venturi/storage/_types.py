@@ -141,6 +141,10 @@ class ClaimRequest:
     lease_token: str
     lease_duration: timedelta
     worker_id: str
+    #: How many of the claimed jobs (the first, in claim order) start at once: their runs
+    #: are marked started by the claim itself. The rest wait in the worker (prefetch) and
+    #: are marked when they start (``finish(started=...)``).
+    start: int = 0
 
 
 class ClaimedJob(NamedTuple):

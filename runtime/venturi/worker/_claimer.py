@@ -72,6 +72,8 @@ class Claimer:
                 lease_token=new_lease_token(),
                 lease_duration=lease_duration,
                 worker_id=config.worker_id,
+                # Consumers free now start the first jobs at once: the claim marks those.
+                start=max(0, config.concurrency - engine.in_flight),
             )
             try:
                 jobs = await self._storage.claim(request, now=datetime.now(UTC))

@@ -10,6 +10,7 @@ its timestamp, within a few milliseconds of the runs' real ends.
 The flusher also tells storage which runs have started and are still going
 (``started``): a job whose lease expires is counted as a run only if it was
 marked so, and one claimed ahead but never started goes back without a run.
+(A job claimed into a free consumer slot is marked by the claim itself.)
 A run that ends before the next write needs no mark (its result says it
 all), so a fast drain writes almost none; a long run is marked one linger
 after it starts. A run whose worker vanishes within that window is taken as

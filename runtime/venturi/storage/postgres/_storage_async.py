@@ -262,7 +262,7 @@ class AsyncPostgresStorage:
         params = {
             "now": aware(now), "queues": list(request.queues), "kinds": list(request.kinds),
             "limit": request.limit, "token": request.lease_token, "expires": expires,
-            "worker": request.worker_id,
+            "worker": request.worker_id, "start": request.start,
         }  # fmt: skip
         claim_sql, journal_sql = self._queries["claim"], self._queries["journals_of_jobs"]
 

@@ -163,7 +163,9 @@ FROM u
 -- by primary key (id = ANY(ARRAY(...))): joined to the CTE instead, the
 -- planner's estimates made it hash-join a sequential scan of the whole
 -- table, a cost growing with every finished job. Times come from the caller
--- (claim(now=...)), like every other time this backend stores.
+-- (claim(now=...)), like every other time this backend stores. The first
+-- "start" picked jobs in claim order start at once: their runs are marked
+-- started (run_started); the others wait in the worker and are marked later.
 WITH cand AS MATERIALIZED (
     SELECT j.id, j.concurrency_key, j.priority, j.run_at
     FROM {schema}.jobs AS j
@@ -193,7 +195,10 @@ picked AS (
 )
 UPDATE {schema}.jobs AS j
 SET state = 'running', lease_token = %(token)s, lease_expires_at = %(expires)s,
-    worker_id = %(worker)s, run_count = j.run_count + 1, run_started = false
+    worker_id = %(worker)s, run_count = j.run_count + 1,
+    run_started = j.id = ANY(ARRAY(
+        SELECT c.id FROM cand AS c JOIN picked AS p ON p.id = c.id
+        ORDER BY c.priority DESC, c.run_at, c.id LIMIT %(start)s))
 WHERE j.id = ANY(ARRAY(SELECT picked.id FROM picked))
 RETURNING j.id, j.kind, j.queue, j.priority, j.payload, j.carry, j.run_count,
           j.failure_count, j.concurrency_key, j.journal_count, j.run_at

@@ -38,10 +38,11 @@ def claim(
     if not rowids:
         return []
     expires = now + request.lease_duration
-    rows = conn.execute(
-        queries["lease_rows"],
-        (json.dumps(rowids), request.lease_token, epoch(expires), request.worker_id),
-    ).fetchall()
+    params = (
+        json.dumps(rowids), request.lease_token, epoch(expires), request.worker_id,
+        json.dumps(rowids[: request.start]),
+    )  # fmt: skip
+    rows = conn.execute(queries["lease_rows"], params).fetchall()
     # RETURNING gives rows in no promised order: restore the claim order.
     rows.sort(key=lambda r: (-r[3], r[10], r[0]))
     with_journal = [r[0] for r in rows if r[9]]

@@ -88,9 +88,12 @@ ORDER BY j.priority DESC, j.run_at, j.id
 LIMIT ?4
 
 -- name: lease_rows
+-- ?5: the rowids of the jobs that start at once (run_started; the others wait in
+-- the worker's prefetch and are marked when they start).
 UPDATE jobs
 SET state = 'running', lease_token = ?2, lease_expires_at = ?3, worker_id = ?4,
-    run_count = run_count + 1, run_started = 0
+    run_count = run_count + 1,
+    run_started = rowid IN (SELECT value FROM json_each(?5))
 WHERE rowid IN (SELECT value FROM json_each(?1))
 RETURNING id, kind, queue, priority, payload, carry, run_count, failure_count,
           concurrency_key, journal_count, run_at
