@@ -327,7 +327,7 @@ class AsyncPostgresStorage:
         sql = self._queries["mark_started"]
 
         async def op(conn: psycopg.AsyncConnection[Any]) -> None:
-            await conn.execute(sql, params)
+            await conn.execute(trusted(sql), params)
 
         # Idempotent: retried after a lost connection like a heartbeat.
         await self.completions.run(op, what="mark runs started")
