@@ -1,7 +1,8 @@
 """The ``venturi-gen`` command.
 
     venturi-gen [INPUTS...] [--check] [--format text|json|github] [--config PYPROJECT] [--no-cache]
-    venturi-gen review --against REV_OR_DIR [--format text|json|github] [--config PYPROJECT]
+    venturi-gen review --against REV_OR_DIR [--format text|json|github|markdown] [--config PYPROJECT]
+    venturi-gen docs [--output FILE [--check]] [--config PYPROJECT]
     venturi-gen schema [--path]
 
 Without INPUTS, the declaration files are the ``[tool.venturi] inputs``
@@ -27,7 +28,7 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from venturi_gen.config import ConfigError
+from venturi_gen.config import Config, ConfigError
 from venturi_gen.diagnostics import Severity, dumps_json, github_command, github_line, summary
 
 if TYPE_CHECKING:
@@ -85,53 +86,61 @@ def _review_command(args: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="venturi-gen review",
         description="Compare the declarations with a base version (a git revision or a "
-        "directory) and report what the change does to jobs already stored: errors for "
-        "breaking changes, warnings for changes that need care when rolling out.",
-        epilog="exit status: 0 no breaking change, 1 breaking changes or declaration errors, "
-        "2 usage error. Rules and codes: docs/declarations.md (Reviewing a change).",
+        "directory) and report what the change does to jobs: whom each change breaks (new "
+        "workers reading jobs already stored, or old workers reading jobs new producers write), "
+        "the way through it, and each task's safe deploy order. The report goes to stdout.",
+        epilog="exit status: 0 nothing stored breaks, 1 a change breaks jobs already stored or the "
+        "declarations have errors, 2 usage error. Rules and codes: docs/changing-tasks.md.",
     )
     parser.add_argument(
         "--against", required=True, metavar="REV_OR_DIR",
         help="the base: a git revision (main, origin/main, a commit) or a directory",
     )  # fmt: skip
-    parser.add_argument("--format", choices=("text", "json", "github"), default="text")
+    parser.add_argument(
+        "--format", choices=("text", "json", "github", "markdown"), default="text",
+        help="text (default), one JSON document, GitHub annotations, or Markdown for a pull-request comment",
+    )  # fmt: skip
     parser.add_argument("--config", type=Path, metavar="PYPROJECT")
     options = parser.parse_args(args)
     from venturi_gen import config as config_module
+    from venturi_gen import review_report
     from venturi_gen.diagnostics import sort_unique
-    from venturi_gen.review import review
+    from venturi_gen.review import findings, review
     from venturi_gen.review_sources import base_version, head_version
 
     config = config_module.load(Path.cwd(), options.config)
     if config.pyproject is None:
         raise ConfigError("review needs [tool.venturi] inputs in pyproject.toml")
-    head, found = head_version(config, config_module.expand(config))
-    reviewed = not found  # the declarations' own errors come first
-    if reviewed:
-        base, base_found = base_version(config, options.against)
-        found = base_found + review(base, head)
-    diagnostics = sort_unique(found)
-    errors = sum(d.severity is Severity.ERROR for d in diagnostics)
-    warnings = len(diagnostics) - errors
-    if options.format == "json":
-        sys.stdout.write(dumps_json({
-            "ok": errors == 0, "against": options.against, "reviewed": reviewed,
-            "diagnostics": [d.to_json() for d in diagnostics],
-        }) + "\n")  # fmt: skip
-    elif options.format == "github":
-        for diagnostic in diagnostics:
-            print(github_line(diagnostic))
-    else:
-        for diagnostic in diagnostics:
-            print(diagnostic.text(), file=sys.stderr)
-        if not reviewed:
-            print(f"venturi-gen review: {errors} error(s) in the declarations; nothing was "
-                  "reviewed", file=sys.stderr)  # fmt: skip
+    head, errors = head_version(config, config_module.expand(config))
+    if errors:  # the declarations' own errors come first: nothing is compared
+        diagnostics = sort_unique(errors)
+        if options.format == "json":
+            sys.stdout.write(dumps_json({
+                "ok": False, "against": options.against, "reviewed": False,
+                "diagnostics": [d.to_json() for d in diagnostics], "tasks": [],
+            }) + "\n")  # fmt: skip
+        elif options.format == "github":
+            for diagnostic in diagnostics:
+                print(github_line(diagnostic))
         else:
-            verdict = "no breaking change" if errors == 0 else f"{errors} breaking change(s)"
-            print(f"venturi-gen review: {verdict}, {warnings} warning(s) against {options.against}",
-                  file=sys.stderr)  # fmt: skip
-    return 1 if errors else 0
+            for diagnostic in diagnostics:
+                print(diagnostic.text(), file=sys.stderr)
+            print(f"venturi-gen review: {summary(diagnostics)} in the declarations; nothing was "
+                  "reviewed", file=sys.stderr)  # fmt: skip
+        return 1
+    base, notes = base_version(config, options.against)
+    reports = review(base, head)
+    notes = sort_unique(notes)
+    if options.format == "json":
+        sys.stdout.write(review_report.json_document(reports, notes, options.against))
+    elif options.format == "github":
+        sys.stdout.write(review_report.github(reports, notes))
+    elif options.format == "markdown":
+        sys.stdout.write(review_report.markdown(reports, notes, options.against))
+    else:
+        sys.stdout.write(review_report.text(reports, notes, options.against))
+    broken = any(f.diagnostic.severity is Severity.ERROR for f in findings(reports))
+    return 1 if broken else 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -141,6 +150,8 @@ def main(argv: list[str] | None = None) -> int:
             return _schema_command(args[1:], sys.stdout)
         if args[:1] == ["review"]:
             return _review_command(args[1:])
+        if args[:1] == ["docs"]:
+            return _docs_command(args[1:])
         options = _parser().parse_args(args)
         return _generate(options)
     except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
@@ -163,27 +174,83 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
+def _input_files(inputs: list[Path], config: Config) -> list[Path]:
+    """The named declaration files, else those of ``[tool.venturi] inputs``."""
+    from venturi_gen import config as config_module
+
+    if inputs:
+        files = []
+        for given in inputs:
+            path = (Path.cwd() / given).resolve()
+            if not path.is_file():
+                raise ConfigError(f"{given}: no such file")
+            files.append(path)
+        return files
+    if config.pyproject is None:
+        raise ConfigError(
+            "no inputs: name declaration files, or set [tool.venturi] inputs in pyproject.toml"
+        )
+    return config_module.expand(config)
+
+
+def _docs_command(args: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="venturi-gen docs",
+        description="Write Markdown documentation of every declared task (kind, aliases, version, "
+        "fields with types, defaults and docs, dedup, priority, queue, retry, timeout, retention) "
+        "to stdout, or to --output. The output depends only on the declarations.",
+        epilog="exit status: 0 ok, 1 declaration errors or (--check) an out-of-date file, 2 usage error.",
+    )
+    parser.add_argument("inputs", nargs="*", type=Path, metavar="INPUT",
+                        help="declaration files (default: [tool.venturi] inputs in pyproject.toml)")  # fmt: skip
+    parser.add_argument("--output", "-o", type=Path, metavar="FILE", help="write the Markdown to FILE")
+    parser.add_argument("--check", action="store_true",
+                        help="with --output: write nothing; exit 1 when FILE is not up to date")  # fmt: skip
+    parser.add_argument("--config", type=Path, metavar="PYPROJECT")
+    options = parser.parse_args(args)
+    if options.check and options.output is None:
+        raise ConfigError("docs --check needs --output FILE: the file to compare with")
+    from venturi_gen import config as config_module
+    from venturi_gen import docs, frontend, project, writer
+    from venturi_gen.diagnostics import has_errors, sort_unique
+    from venturi_gen.layout import display_path
+
+    config = config_module.load(Path.cwd(), options.config)
+    checked = []
+    for path in _input_files(options.inputs, config):
+        display = display_path(path, config.root)
+        checked.append(frontend.check_file(display, path, path.read_bytes(), config.root))
+    facts = [(c.display, c.facts) for c in checked]
+    diagnostics = sort_unique([*(d for c in checked for d in c.diagnostics),
+                               *project.check_kinds(facts), *project.check_outputs(facts)])  # fmt: skip
+    if has_errors(diagnostics):
+        for diagnostic in diagnostics:
+            print(diagnostic.text(), file=sys.stderr)
+        print(f"venturi-gen docs: {summary(diagnostics)}; nothing was written", file=sys.stderr)
+        return 1
+    text = docs.render([c.module for c in checked if c.module is not None])
+    if options.output is None:
+        sys.stdout.write(text)
+        return 0
+    target = Path.cwd() / options.output
+    if writer.read_text(target) == text:
+        return 0
+    if options.check:
+        print(f"venturi-gen docs: {options.output} is out of date; run `venturi-gen docs --output "
+              f"{options.output}`", file=sys.stderr)  # fmt: skip
+        return 1
+    writer.write_atomic(target, text)
+    print(f"venturi-gen docs: wrote {options.output}", file=sys.stderr)
+    return 0
+
+
 def _generate(options: argparse.Namespace) -> int:
     from venturi_gen import config as config_module
     from venturi_gen.pipeline import run
 
-    cwd = Path.cwd()
-    config = config_module.load(cwd, options.config)
-    if options.inputs:
-        files = []
-        for given in options.inputs:
-            path = (cwd / given).resolve()
-            if not path.is_file():
-                raise ConfigError(f"{given}: no such file")
-            files.append(path)
-        fix = shlex.join(["venturi-gen", *map(str, options.inputs)])
-    elif config.pyproject is None:
-        raise ConfigError(
-            "no inputs: name declaration files, or set [tool.venturi] inputs in pyproject.toml"
-        )
-    else:
-        files = config_module.expand(config)
-        fix = "venturi-gen"
+    config = config_module.load(Path.cwd(), options.config)
+    files = _input_files(options.inputs, config)
+    fix = shlex.join(["venturi-gen", *map(str, options.inputs)]) if options.inputs else "venturi-gen"
     result = run(config, files, check=options.check, use_cache=not options.no_cache)
     if options.format == "json":
         _report_json(result, options.check)

@@ -24,7 +24,8 @@ from venturi_gen.project import outputs
 class Facts:
     """What cross-file checks need from one file (positions are 1-based line, column)."""
 
-    kinds: list[tuple[str, str, int, int]] = field(default_factory=list)  # kind, task, line, col
+    # kind, task, line, col, and whether the kind is one of the task's aliases
+    kinds: list[tuple[str, str, int, int, bool]] = field(default_factory=list)
     writes: list[tuple[str, int, int]] = field(default_factory=list)  # display path, line, col
 
     def to_json(self) -> dict[str, Any]:
@@ -32,7 +33,7 @@ class Facts:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Facts:
-        kinds = [(str(k), str(t), int(line), int(col)) for k, t, line, col in data["kinds"]]
+        kinds = [(str(k), str(t), int(line), int(col), bool(a)) for k, t, line, col, a in data["kinds"]]
         writes = [(str(p), int(line), int(col)) for p, line, col in data["writes"]]
         return cls(kinds, writes)
 
@@ -88,8 +89,12 @@ def _check_document(doc: loader.Document, path: Path, root: Path) -> Checked:
     if schema_errors:
         return Checked(display, diagnostics, facts, None)
     for name, spec in doc.data["tasks"].items():
-        line, column = doc.position(("tasks", name, "kind"))
-        facts.kinds.append((spec["kind"], name, line, column))
+        # A task's aliases are kinds too: its jobs may be stored under any of them.
+        where: list[tuple[loader.Path, str]] = [(("tasks", name, "kind"), spec["kind"])]
+        where += [(("tasks", name, "aliases", i), alias) for i, alias in enumerate(spec.get("aliases", ()))]
+        for index, (at, kind) in enumerate(where):
+            line, column = doc.position(at)
+            facts.kinds.append((kind, name, line, column, index > 0))
     module, found = semantic.build_module(doc, path)
     diagnostics.extend(found)
     if module is not None:

@@ -7,7 +7,9 @@ For ``examples/bookmarks/tasks.venturi.yaml`` declaring ``module: bookmarks``
   ``worker.py`` (worker interface): generated, rewritten on every run;
 - ``examples/bookmarks/handlers/<task_snake>.py``: handler stubs, created once;
 - ``examples/bookmarks/merges/<task_snake>.py``: merge stubs for tasks with
-  ``on_collision: custom``, created once.
+  ``on_collision: custom``, created once;
+- ``examples/bookmarks/upgrades/<task_snake>_from_v<N>.py``: one upgrade stub per
+  declared step of a task's ``upgrades``, created once.
 
 Paths in diagnostics and headers are POSIX paths relative to the project root
 (the directory of the pyproject.toml in use), so output never depends on the
@@ -20,7 +22,7 @@ import enum
 import os
 from pathlib import Path
 
-from venturi_gen.model import ModuleDecl, TaskDecl
+from venturi_gen.model import ModuleDecl, TaskDecl, UpgradeDecl
 
 
 class OutputKind(enum.Enum):
@@ -33,6 +35,11 @@ def stub_paths(m: ModuleDecl, t: TaskDecl) -> tuple[Path, Path | None]:
     handler = m.layout.handlers_dir / f"{t.snake}.py"
     merge = m.layout.merges_dir / f"{t.snake}.py" if t.on_collision == "custom" else None
     return handler, merge
+
+
+def upgrade_path(m: ModuleDecl, step: UpgradeDecl) -> Path:
+    """The stub holding the upgrade functions of one step."""
+    return m.layout.upgrades_dir / f"{step.snake}.py"
 
 
 def display_path(path: Path, root: Path) -> str:

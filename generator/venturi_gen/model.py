@@ -50,10 +50,14 @@ TypeRef = Scalar | EnumType | ListType | MapType | OptionalType | StructRef
 
 @dataclass(frozen=True, slots=True)
 class Default:
-    """A default as a Python expression; ``factory`` when it must be built per instance."""
+    """A default as a Python expression; ``factory`` when it must be built per instance.
+
+    ``shown`` is the declared value as JSON, for ``venturi-gen docs``.
+    """
 
     python: str
     factory: bool = False
+    shown: str = "null"
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,10 +93,29 @@ class KeyDecl:
 
 
 @dataclass(frozen=True, slots=True)
+class UpgradeDecl:
+    """One declared step of a task's history: what jobs of an older version stored.
+
+    ``payload`` (``<Task>V<n>``) and ``carry`` (``<Task>CarryV<n>``) are the
+    shapes of version ``version`` where they differ from the next version's;
+    the user's stub module ``<upgrades>.<snake>`` turns them into that next shape.
+    """
+
+    version: int  # the version this step upgrades from, to version + 1
+    snake: str  # the stub module's name: ``send_receipt_from_v1``
+    doc: str | None
+    payload: StructDecl | None
+    carry: StructDecl | None
+
+
+@dataclass(frozen=True, slots=True)
 class TaskDecl:
     name: str
     snake: str
     kind: str
+    aliases: tuple[str, ...]  # former kinds whose stored jobs this task runs
+    version: int  # of the stored payload and carry shape
+    upgrades: tuple[UpgradeDecl, ...]  # declared steps, oldest first
     doc: str
     queue: str
     priority: str  # low, normal, high, critical
@@ -119,6 +142,8 @@ class Layout:
     handlers_dir: Path
     merges: str
     merges_dir: Path
+    upgrades: str
+    upgrades_dir: Path
 
 
 @dataclass(frozen=True, slots=True)

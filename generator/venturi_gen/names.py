@@ -33,17 +33,18 @@ import sys
 CLASS_BODY_NAMES = frozenset(
     {
         "Any", "Backoff", "ClassVar", "Decimal", "Independent", "Keep", "Literal", "Mapping",
-        "Merge", "NoCarry", "Pending", "Priority", "Replace", "Self", "Task", "TypeAlias", "ULID",
-        "UUID", "With", "bool", "classmethod", "codec", "dataclass", "date", "datetime", "dict",
-        "field", "float", "int", "object", "str", "timedelta", "tuple", "type",
+        "Merge", "NoCarry", "Pending", "Priority", "Replace", "Self", "Step", "Task", "TypeAlias",
+        "ULID", "UUID", "Upgrades", "With", "bool", "classmethod", "codec", "dataclass", "date",
+        "datetime", "dict", "field", "float", "int", "object", "str", "timedelta", "tuple", "type",
     }
 )
 
 #: Members a generated task class defines or inherits from ``venturi.Task``.
 TASK_MEMBERS = frozenset(
     {
-        "CARRY", "KIND", "OUTPUT", "QUEUE", "RETENTION", "TIMEOUT", "backoff", "concurrency_key",
-        "decode_carry", "dedup_key", "from_json", "merge", "new_carry", "priority", "to_json",
+        "ALIASES", "CARRY", "KIND", "OUTPUT", "QUEUE", "RETENTION", "TIMEOUT", "VERSION", "backoff",
+        "concurrency_key", "decode_carry", "decode_payload", "dedup_key", "from_json", "merge",
+        "new_carry", "priority", "to_json", "upgrades",
     }
 )
 
@@ -52,8 +53,8 @@ RESERVED_CLASS_NAMES = frozenset(
     {
         "Any", "Backoff", "ClassVar", "Context", "Decimal", "Generic", "Handler", "Handlers",
         "Independent", "Keep", "Literal", "Mapping", "Merge", "NoCarry", "Outcome", "Pending",
-        "Priority", "Replace", "Self", "Task", "TypeAlias", "TypeVar", "ULID", "UUID", "With",
-        "Worker", "S", "State",
+        "Priority", "Replace", "Self", "Step", "Task", "TypeAlias", "TypeVar", "ULID", "UUID",
+        "Upgrades", "With", "Worker", "S", "State",
     }
 )
 

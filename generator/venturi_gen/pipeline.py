@@ -201,7 +201,7 @@ def _render(
             "facts": checked.facts.to_json(),
             "warnings": [d.to_json() for d in checked.diagnostics if d.severity is Severity.WARNING],
             "outputs": [o.to_json() for o in outputs],
-            "stub_dirs": sorted({display_path(d, root) for d in (layout.handlers_dir, layout.merges_dir)}),
+            "stub_dirs": sorted({display_path(d, root) for d in (layout.handlers_dir, layout.merges_dir, layout.upgrades_dir)}),
         }
     return entries, broken
 

@@ -1,7 +1,7 @@
 """Checks across declaration files: kinds are unique, and no two files write the same output.
 
 A kind is the identity of a task in storage, so two tasks with one kind
-would route each other's jobs; the runtime also refuses it at import, but
+(or one task's kind the alias of another) would route each other's jobs; the runtime also refuses it at import, but
 far too late. Output collisions (two files declaring the same package, or two
 tasks sharing a stub path) would make one file's output overwrite another's.
 Both work on ``frontend.Facts``, so cached files take part without a parse.
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from venturi_gen.diagnostics import Diagnostic
-from venturi_gen.layout import stub_paths
+from venturi_gen.layout import stub_paths, upgrade_path
 from venturi_gen.loader import Path as YamlPath
 from venturi_gen.model import ModuleDecl
 
@@ -23,19 +23,20 @@ if TYPE_CHECKING:
 
 
 def check_kinds(files: Sequence[tuple[str, Facts]]) -> list[Diagnostic]:
-    seen: dict[str, tuple[str, str, int, int]] = {}
+    seen: dict[str, tuple[str, str, int, int, bool]] = {}
     out = []
     for file, facts in files:
-        for kind, task, line, column in facts.kinds:
-            first = seen.setdefault(kind, (file, task, line, column))
+        for kind, task, line, column, alias in facts.kinds:
+            first = seen.setdefault(kind, (file, task, line, column, alias))
             if first[0] == file and first[1] == task:
                 continue
-            other_file, other_task, other_line, other_column = first
+            other_file, other_task, other_line, other_column, other_alias = first
+            note = "; an alias counts as a kind" if alias or other_alias else ""
             out.append(
                 Diagnostic(
                     file, line, column, "DUPLICATE_KIND",
                     f"kind {kind!r} is already used by task {other_task} "
-                    f"({other_file}:{other_line}:{other_column}); every task needs its own kind",
+                    f"({other_file}:{other_line}:{other_column}); every task needs its own kind{note}",
                 )
             )
     return out
@@ -71,4 +72,6 @@ def outputs(m: ModuleDecl) -> list[tuple[Path, YamlPath]]:
         result.append((handler, ("tasks", t.name)))
         if merge is not None:
             result.append((merge, ("tasks", t.name)))
+        for step in t.upgrades:
+            result.append((upgrade_path(m, step), ("tasks", t.name, "upgrades", f"v{step.version}")))
     return result

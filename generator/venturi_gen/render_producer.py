@@ -32,7 +32,8 @@ from venturi_gen.pyexpr import (
     literal,
     wrap,
 )
-from venturi_gen.templating import header, import_block, imports, render_template
+from venturi_gen.templating import header, import_block, imports, natural, render_template
+from venturi_gen.versions import step_shape, upgrade_target
 
 
 def _field_line(f: FieldDecl) -> Code:
@@ -87,12 +88,39 @@ def _key(paths: tuple[tuple[str, ...], ...]) -> Code:
     return wrap("        ", "return codec.key_text(", [_attribute(p) for p in paths], ")")
 
 
+def _upgrades(m: ModuleDecl, t: TaskDecl) -> dict[str, Code] | None:
+    """The body of ``upgrades()``: the user's step modules, imported when first needed."""
+    if not t.upgrades:
+        return None
+    modules = sorted((step.snake for step in t.upgrades), key=natural)
+    imports = wrap("        ", f"from {ident(m.layout.upgrades)} import ", [ident(n) for n in modules], "")
+    if "\n" in imports:
+        imports = wrap("        ", f"from {ident(m.layout.upgrades)} import (", [ident(n) for n in modules], ")")
+    args = []
+    for role in ("payload", "carry"):
+        entries = []
+        for step in t.upgrades:
+            shape = step_shape(step, role)
+            if shape is not None:
+                old, new = ident(shape.name), ident(upgrade_target(t, step, role))
+                entries.append(f"{step.version}: Step[{old}, {new}]({old}, {ident(step.snake)}.upgrade_{role})")
+        if entries:
+            args.append(f"{role}={{{', '.join(entries)}}}")
+    return {"imports": imports, "value": wrap("        ", "return Upgrades(", args, ")")}
+
+
 def _task(m: ModuleDecl, t: TaskDecl) -> str:
     carry = ident(t.carry.name if t.carry else "NoCarry")
+    aliases = [literal(a) for a in t.aliases]
     context = {
         "name": ident(t.name),
         "doc": docstring(t.doc, "    "),
         "kind": literal(t.kind),
+        "aliases": Code(f"({', '.join(aliases)},)" if len(aliases) == 1 else f"({', '.join(aliases)})")
+        if aliases
+        else None,
+        "version": t.version if t.version != 1 else None,
+        "upgrades": _upgrades(m, t),
         "queue": literal(t.queue),
         "carry": carry,
         "output": ident(t.output.name) if t.output else Code("None"),
@@ -125,7 +153,7 @@ def _enum(e: EnumDecl) -> str:
 def producer(m: ModuleDecl) -> tuple[str, ...]:
     """Chunks of ``<package>/tasks.py``."""
     names = {"dataclass", "Any", "Self", "Priority", "Task", "codec"}
-    structs = [*m.structs, *(s for t in m.tasks for s in (t.carry, t.output) if s is not None)]
+    structs = [*m.structs, *(s for t in m.tasks for s in (t.carry, t.output, *_old_shapes(t)) if s is not None)]
     for fields in [s.fields for s in structs] + [t.payload for t in m.tasks]:
         for f in fields:
             imports_for(f.type, names)
@@ -133,6 +161,8 @@ def producer(m: ModuleDecl) -> tuple[str, ...]:
                 names.add("field")
     if m.enums:
         names.update({"TypeAlias", "Literal"})
+    if any(t.upgrades for t in m.tasks):
+        names.update({"Step", "Upgrades"})
     if any(t.carry is None for t in m.tasks):
         names.add("NoCarry")
     if any(t.dedup for t in m.tasks):
@@ -163,7 +193,15 @@ def producer(m: ModuleDecl) -> tuple[str, ...]:
                 shapes.append(_spec(s.name, s.fields))
         chunks.append(_task(m, t))
         shapes.append(_spec(t.name, t.payload))
+        for s in _old_shapes(t):
+            chunks.append(_struct(s))
+            shapes.append(_spec(s.name, s.fields))
     return (*chunks, *shapes)
+
+
+def _old_shapes(t: TaskDecl) -> list[StructDecl]:
+    """The dataclasses of older versions' shapes, oldest first, payload before carry."""
+    return [s for step in t.upgrades for s in (step.payload, step.carry) if s is not None]
 
 
 def package_init(m: ModuleDecl) -> tuple[str, ...]:

@@ -1,48 +1,59 @@
-"""``venturi-gen review``: what a change to the declarations does to jobs already stored.
+"""``venturi-gen review``: what a change to the declarations does to jobs, and the safe deploy order.
 
 A job outlives the code that enqueued it: it waits in the database across a
 deploy, and during a rolling deploy old and new producers and workers share
-one queue. The codecs are strict (no unknown field, every required field
-present, every type and length checked both ways), so a declaration change
-that looks harmless can leave pending jobs that the new workers cannot
-decode. This module compares two versions of a project's declarations, task
-by task (a task is its ``kind``), and reports:
+one queue. This module compares two versions of a project's declarations,
+task by task (a task is its ``kind``, or an alias that keeps a former kind),
+and says of every change whom it breaks (``review_rules``):
 
-* errors, which break jobs already stored: a task removed (its pending jobs
-  would never run), a payload or carry field removed, a field added without
-  a default, a type changed, an enum value removed, a ``max_length`` lowered,
-  ``optional[T]`` narrowed to ``T``;
-* warnings, which are safe for stored jobs but need care when rolling out: a
-  field added with a default or an enum value added or a limit raised (old
-  workers reject jobs from new producers: deploy workers first), a queue,
-  dedup key or concurrency key changed (pending jobs keep the old one), and
-  any change to a task's output (outputs of finished jobs are read by new
-  code through ``Queue.get``).
+* **backlog**: new workers reading jobs that old producers stored;
+* **rollout**: old workers reading jobs that new producers write.
 
-Every report points at the changed place in the new declaration file (or,
-for something removed, at its parent), as ``file:line:col: severity[CODE]:``.
+From that each change has a class (breaking, deploy producers first, deploy
+workers first, safe) and each task a safe order: *drain first* when both
+directions break, *deploy producers first* (old workers drain what was
+stored, then deploy workers) when only the backlog does, *deploy workers
+first* when only the rollout does, *any order* otherwise.
+
+A version bump is compared through the old shape it declares under
+``upgrades``: jobs stored by the base version are read with the shape the
+new declaration says that version had, so a change covered by an upgrade
+breaks only the rollout (old workers do not know the new version). A rename
+that keeps the old kind under ``aliases`` is compared like an unchanged kind.
+
+A change that breaks the backlog is an error (exit 1); the others are
+warnings. Outputs are written by workers and read through ``Queue.get``: their
+changes are warnings, and they ask for producers first when old readers would
+reject what new workers write.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from venturi_gen.defaults import describe_type
 from venturi_gen.diagnostics import Diagnostic, Severity
 from venturi_gen.loader import Document, Path
-from venturi_gen.model import (
-    EnumType,
-    FieldDecl,
-    ListType,
-    MapType,
-    ModuleDecl,
-    OptionalType,
-    Scalar,
-    StructRef,
-    TaskDecl,
-    TypeRef,
-)
+from venturi_gen.model import ModuleDecl, TaskDecl
+from venturi_gen.review_rules import Change, Comparison, Shapes
+from venturi_gen.versions import Role, declared_versions, stored_fields
+
+
+class ChangeClass(enum.StrEnum):
+    BREAKING = "breaking"
+    PRODUCERS_FIRST = "deploy producers first"
+    WORKERS_FIRST = "deploy workers first"
+    SAFE = "safe"
+
+
+class Order(enum.StrEnum):
+    """The safe deploy order of one task."""
+
+    DRAIN_FIRST = "drain first"
+    PRODUCERS_FIRST = "deploy producers first"
+    WORKERS_FIRST = "deploy workers first"
+    ANY = "any order"
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,208 +70,292 @@ class Version:
         }
 
 
-def review(base: Version, head: Version) -> list[Diagnostic]:
-    """Every incompatibility of ``head`` with jobs stored under ``base``."""
-    found: list[Diagnostic] = []
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One change of one task, with whom it breaks and the way through."""
+
+    diagnostic: Diagnostic
+    task: str
+    kind: str
+    backlog: bool
+    rollout: bool
+    output: bool  # a change to the output, which workers write and producers read
+    fix: str
+
+    @property
+    def change_class(self) -> ChangeClass:
+        if self.output:  # the writer is the worker here: old readers are the producers
+            if self.backlog:
+                return ChangeClass.BREAKING
+            return ChangeClass.PRODUCERS_FIRST if self.rollout else ChangeClass.SAFE
+        if self.backlog and self.rollout:
+            return ChangeClass.BREAKING
+        if self.backlog:
+            return ChangeClass.PRODUCERS_FIRST
+        return ChangeClass.WORKERS_FIRST if self.rollout else ChangeClass.SAFE
+
+    def breaks(self) -> list[str]:
+        """Who breaks, in words."""
+        if self.output:
+            readers = [("new code reading the outputs of jobs already finished", self.backlog),
+                       ("old producers reading the outputs new workers write", self.rollout)]  # fmt: skip
+        else:
+            readers = [("new workers reading jobs already stored", self.backlog),
+                       ("old workers reading jobs new producers write", self.rollout)]  # fmt: skip
+        return [who for who, broken in readers if broken]
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            **self.diagnostic.to_json(),
+            "task": self.task,
+            "kind": self.kind,
+            "class": str(self.change_class),
+            "breaks": self.breaks(),
+            "fix": self.fix,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class TaskReport:
+    """A task touched by the change: its findings and its safe deploy order."""
+
+    task: str
+    kind: str
+    file: str
+    findings: tuple[Finding, ...]
+
+    @property
+    def order(self) -> Order:
+        classes = {f.change_class for f in self.findings if not (f.output and f.backlog)}
+        if ChangeClass.BREAKING in classes or {ChangeClass.PRODUCERS_FIRST, ChangeClass.WORKERS_FIRST} <= classes:
+            return Order.DRAIN_FIRST
+        if ChangeClass.PRODUCERS_FIRST in classes:
+            return Order.PRODUCERS_FIRST
+        if ChangeClass.WORKERS_FIRST in classes:
+            return Order.WORKERS_FIRST
+        return Order.ANY
+
+
+def review(base: Version, head: Version) -> list[TaskReport]:
+    """Every task the change touches, with its findings, in the order of the new files."""
+    reports: dict[tuple[str, str], list[Finding]] = {}  # (file, task) -> findings
     head_tasks = head.tasks()
-    renamed = {task.name: (task, doc) for task, _, doc in head_tasks.values()}
-    for kind, (old, old_module, old_doc) in sorted(base.tasks().items()):
-        if kind not in head_tasks:
-            found.append(_removed_task(old, old_doc, head, renamed))
+    by_kind: dict[str, tuple[TaskDecl, ModuleDecl, Document, bool]] = {}
+    for task, module, doc in head_tasks.values():
+        for alias in task.aliases:
+            by_kind.setdefault(alias, (task, module, doc, True))
+    for kind, (task, module, doc) in head_tasks.items():
+        by_kind[kind] = (task, module, doc, False)
+    by_name = {task.name: (task, doc) for task, _, doc in head_tasks.values()}
+    base_tasks = base.tasks()
+    compared: set[str] = set()
+    for kind, (old, old_module, old_doc) in sorted(base_tasks.items()):
+        found = by_kind.get(kind)
+        if found is None:
+            gone = _gone(old, old_doc, head, by_name)
+            reports.setdefault((gone.diagnostic.file, gone.task), []).append(gone)
             continue
-        new, new_module, doc = head_tasks[kind]
-        _Task(old, old_module, new, new_module, doc, found).compare()
-    return found
+        new, new_module, doc, via_alias = found
+        compared.add(new.kind)
+        comparison = _Task(old, old_module, new, new_module, doc, kind)
+        comparison.compare(via_alias=via_alias, by_kind=by_kind)
+        if comparison.findings:
+            reports.setdefault((doc.file, new.name), []).extend(comparison.findings)
+    for kind, (new, _, doc) in sorted(head_tasks.items()):
+        if kind in compared or kind in base_tasks:
+            continue
+        line, column = doc.position(("tasks", new.name), key=True)
+        finding = Finding(
+            Diagnostic(doc.file, line, column, "TASK_ADDED",
+                       f"{new.name} (kind {kind!r}) is new: workers of the previous version have "
+                       "no handler for it, so its jobs wait until new workers run",
+                       Severity.WARNING),
+            new.name, kind, backlog=False, rollout=True, output=False,
+            fix="deploy workers before the producers that enqueue it",
+        )  # fmt: skip
+        reports.setdefault((doc.file, new.name), []).append(finding)
+    result = [
+        TaskReport(task, found[0].kind, file, tuple(sorted(found, key=lambda f: f.diagnostic)))
+        for (file, task), found in reports.items()
+    ]
+    return sorted(result, key=lambda r: (r.file, r.findings[0].diagnostic.line, r.task))
 
 
-def _removed_task(
-    old: TaskDecl, old_doc: Document, head: Version, renamed: dict[str, tuple[TaskDecl, Document]]
-) -> Diagnostic:
-    fix = "keep it declared (and its handler deployed) until no job of that kind is pending"
-    if old.name in renamed:
-        new, doc = renamed[old.name]
+def findings(reports: Sequence[TaskReport]) -> list[Finding]:
+    return [f for report in reports for f in report.findings]
+
+
+def _gone(
+    old: TaskDecl, old_doc: Document, head: Version, by_name: dict[str, tuple[TaskDecl, Document]]
+) -> Finding:
+    """A base task whose kind no new task runs: removed, or renamed without an alias."""
+    if old.name in by_name:
+        new, doc = by_name[old.name]
         line, column = doc.position(("tasks", new.name, "kind"))
-        message = (
-            f"task {old.name} changed its kind from {old.kind!r} to {new.kind!r}: jobs stored "
-            f"with the old kind would never run; {fix}, or keep the old kind"
-        )
-        return Diagnostic(doc.file, line, column, "TASK_REMOVED", message)
+        finding = Finding(
+            Diagnostic(doc.file, line, column, "KIND_CHANGED",
+                       f"{old.name} changed its kind from {old.kind!r} to {new.kind!r}: jobs stored "
+                       "under the old kind would never run, and workers of the previous version do "
+                       "not know the new one"),
+            new.name, new.kind, backlog=True, rollout=True, output=False,
+            fix=f"keep the old kind as an alias (`aliases: [{old.kind}]`)",
+        )  # fmt: skip
+        return finding
     in_head = head.files.get(old_doc.file)
     doc = in_head[1] if in_head is not None else old_doc
     line, column = doc.position(("tasks",), key=True) if in_head is not None else (1, 1)
-    message = f"task {old.name} (kind {old.kind!r}) was removed: its pending jobs would never run; {fix}"
-    return Diagnostic(doc.file, line, column, "TASK_REMOVED", message)
+    finding = Finding(
+        Diagnostic(doc.file, line, column, "TASK_REMOVED",
+                   f"{old.name} (kind {old.kind!r}) was removed: its stored jobs would never run"),
+        old.name, old.kind, backlog=True, rollout=False, output=False,
+        fix="stop enqueueing it first, and remove it once `venturi check-backlog` reports no job "
+        "of that kind; or keep its kind as an alias of the task that takes its work over",
+    )  # fmt: skip
+    return finding
+
+
+#: How to get through a change that breaks each direction, by code.
+_FIX_BACKLOG = {
+    "FIELD_REMOVED": "keep the field (unused) until no stored job has it, or bump `version` and "
+    "declare the old shape under `upgrades`",
+    "FIELD_ADDED_REQUIRED": "give it a default, or bump `version` and declare the old shape under "
+    "`upgrades`",
+    "NULL_NO_LONGER_ALLOWED": "keep it optional, or bump `version` and write an upgrade that "
+    "fills the nulls in",
+}
+_FIX_DEFAULT_BACKLOG = "bump `version` and declare the old shape under `upgrades`, so that an " \
+    "upgrade function converts stored jobs; or drain the jobs stored before"
+
+
+def _fix(change: Change, *, output: bool) -> str:
+    if output:
+        if change.backlog:
+            return "keep outputs of finished jobs readable, or accept that Queue.get rejects them"
+        return "deploy producers (the code calling Queue.get) before workers"
+    if change.backlog:
+        return _FIX_BACKLOG.get(change.code, _FIX_DEFAULT_BACKLOG)
+    return "deploy workers before producers"
 
 
 class _Task:
-    """The comparison of one task's two versions, collecting diagnostics."""
+    """The comparison of one task's two versions."""
 
-    def __init__(
-        self,
-        old: TaskDecl,
-        old_module: ModuleDecl,
-        new: TaskDecl,
-        new_module: ModuleDecl,
-        doc: Document,
-        found: list[Diagnostic],
-    ) -> None:
-        self.old, self.new, self.doc, self.found = old, new, doc, found
-        self.old_structs = {s.name: s.fields for s in old_module.structs}
-        self.new_structs = {s.name: s.fields for s in new_module.structs}
+    def __init__(self, old: TaskDecl, old_module: ModuleDecl, new: TaskDecl, new_module: ModuleDecl,
+                 doc: Document, stored_kind: str) -> None:  # fmt: skip
+        self.old, self.new, self.doc, self.stored_kind = old, new, doc, stored_kind
+        self.shapes = Shapes({s.name: s.fields for s in old_module.structs},
+                             {s.name: s.fields for s in new_module.structs})  # fmt: skip
+        self.findings: list[Finding] = []
+        self._keys: set[tuple[str, Path, str]] = set()
 
-    def report(self, where: Path, code: str, message: str, *, warning: bool = False) -> None:
-        line, column = self.doc.position(where, key=True)
-        severity = Severity.WARNING if warning else Severity.ERROR
-        prefixed = f"{self.new.name} (kind {self.new.kind!r}): {message}"
-        self.found.append(Diagnostic(self.doc.file, line, column, code, prefixed, severity))
+    def report(self, code: str, where: Path, message: str, *, backlog: bool, rollout: bool,
+               fix: str, output: bool = False, key: bool = True) -> None:  # fmt: skip
+        if (code, where, message) in self._keys:
+            return  # the same change seen through two versions' shapes
+        self._keys.add((code, where, message))
+        line, column = self.doc.position(where, key=key)
+        error = backlog and not output
+        diagnostic = Diagnostic(
+            self.doc.file, line, column, code, f"{self.new.name} (kind {self.new.kind!r}): {message}",
+            Severity.ERROR if error else Severity.WARNING,
+        )
+        self.findings.append(Finding(diagnostic, self.new.name, self.new.kind, backlog, rollout, output, fix))
 
-    def compare(self) -> None:
+    def change(self, change: Change, *, output: bool = False, rollout: bool = True,
+               fix: str | None = None) -> None:  # fmt: skip
+        if fix is None:
+            fix = _fix(change, output=output)
+        self.report(change.code, change.where, change.message, backlog=change.backlog,
+                    rollout=change.rollout and rollout, fix=fix, output=output)  # fmt: skip
+
+    def compare(self, *, via_alias: bool, by_kind: dict[str, tuple[TaskDecl, ModuleDecl, Document, bool]]) -> None:
         old, new, task = self.old, self.new, ("tasks", self.new.name)
-        self.fields(old.payload, new.payload, (*task, "payload"), "payload", stored=True)
-        if old.carry is not None or new.carry is not None:
-            self.fields(
-                old.carry.fields if old.carry else (), new.carry.fields if new.carry else (),
-                (*task, "carry"), "carry", stored=True,
+        if via_alias:
+            self.report(
+                "KIND_RENAMED", (*task, "kind"),
+                f"kind changed from {self.stored_kind!r} to {new.kind!r}, keeping the old kind as an "
+                "alias: new workers run jobs stored under either, but workers of the previous "
+                f"version do not know {new.kind!r}",
+                backlog=False, rollout=True, fix="deploy workers before producers", key=False,
             )  # fmt: skip
+        for alias in old.aliases:
+            if alias not in by_kind:
+                self.report(
+                    "ALIAS_REMOVED", (*task, "aliases") if new.aliases else task,
+                    f"alias {alias!r} was removed: jobs still stored under it would never run",
+                    backlog=True, rollout=False,
+                    fix="drop an alias only once `venturi check-backlog` reports no job under it",
+                )  # fmt: skip
+        for role in ("payload", "carry"):
+            self.stored(role)
         if old.output is not None or new.output is not None:
-            self.fields(
-                old.output.fields if old.output else (), new.output.fields if new.output else (),
-                (*task, "output"), "output", stored=False,
+            comparison = Comparison(self.shapes, "output")
+            comparison.fields(old.output.fields if old.output else (),
+                              new.output.fields if new.output else (), (*task, "output"))  # fmt: skip
+            for change in comparison.changes:
+                self.change(change, output=True)
+        self.policies()
+
+    def stored(self, role: Role) -> None:
+        """Payload or carry: every version the base knew, read with the new declaration."""
+        old, new = self.old, self.new
+        if new.version < old.version:
+            if role == "payload":
+                self.report(
+                    "VERSION_LOWERED", ("tasks", new.name, "version"),
+                    f"version lowered from {old.version} to {new.version}: jobs stored by version "
+                    f"{old.version} are newer than the new code",
+                    backlog=True, rollout=True, fix=f"keep version {old.version} or higher",
+                )  # fmt: skip
+            return
+        raised = new.version > old.version
+        if raised and role == "payload":
+            self.report(
+                "VERSION_RAISED", ("tasks", new.name, "version"),
+                f"version raised from {old.version} to {new.version}: jobs stored before are "
+                f"upgraded when decoded, but workers of the previous version hand back jobs of "
+                f"version {new.version} untouched, for a newer worker",
+                backlog=False, rollout=True, fix="deploy workers before producers",
             )  # fmt: skip
+        for version in declared_versions(old, role):
+            before, _ = stored_fields(old, version, role)
+            after, where = stored_fields(new, version, role)
+            same_version = version == old.version and not raised
+            comparison = Comparison(self.shapes, role if same_version else f"version {version} {role}")
+            comparison.fields(before, after, where)
+            step = f"upgrades.v{version}.{role}"
+            fix = (f"declare the {role} version {version} stored under `{step}`"
+                   if where[2] == role else f"make `{step}` what version {version} stored")  # fmt: skip
+            for change in comparison.changes:
+                if same_version:
+                    self.change(change)  # one shape in both versions: both directions
+                elif change.backlog:
+                    # Old workers never read what the new code declares of an older version.
+                    self.change(change, rollout=False, fix=fix)
+
+    def policies(self) -> None:
+        old, new, task = self.old, self.new, ("tasks", self.new.name)
         if old.queue != new.queue:
             self.report(
-                (*task, "queue"), "QUEUE_CHANGED",
-                f"queue changed from {old.queue!r} to {new.queue!r}: jobs already pending stay "
-                f"in {old.queue!r}; keep a worker on it until they are done",
-                warning=True,
+                "QUEUE_CHANGED", (*task, "queue"),
+                f"queue changed from {old.queue!r} to {new.queue!r}: jobs already stored stay in "
+                f"{old.queue!r}, new ones go to {new.queue!r}",
+                backlog=False, rollout=True,
+                fix=f"run workers on {new.queue!r} before producers, and keep one on {old.queue!r} "
+                "until it is empty",
             )  # fmt: skip
         if old.dedup != new.dedup:
             self.report(
-                (*task, "dedup"), "DEDUP_KEY_CHANGED",
-                "dedup key changed: pending jobs keep the key they were enqueued with, so new "
+                "DEDUP_KEY_CHANGED", (*task, "dedup"),
+                "dedup key changed: stored jobs keep the key they were enqueued with, so new "
                 "requests will not merge into them",
-                warning=True,
+                backlog=False, rollout=False, fix="expect one duplicate per key while old jobs wait",
             )  # fmt: skip
         if old.concurrency != new.concurrency:
             self.report(
-                (*task, "concurrency_key"), "CONCURRENCY_KEY_CHANGED",
-                "concurrency key changed: pending jobs keep the key they were enqueued with, and "
+                "CONCURRENCY_KEY_CHANGED", (*task, "concurrency_key"),
+                "concurrency key changed: stored jobs keep the key they were enqueued with, and "
                 "old and new jobs do not exclude each other",
-                warning=True,
+                backlog=False, rollout=False,
+                fix="drain the old jobs first if two of them must never run at once",
             )  # fmt: skip
-
-    def fields(
-        self,
-        old: tuple[FieldDecl, ...],
-        new: tuple[FieldDecl, ...],
-        where: Path,
-        what: str,
-        *,
-        stored: bool,
-        context: str = "",
-    ) -> None:
-        """``stored``: jobs hold this value (payload, carry), so a break is an error; an
-        output is read back only by ``Queue.get``, so its breaks are warnings."""
-        before = {f.json_name: f for f in old}
-        after = {f.json_name: f for f in new}
-        label = f"{what} field {context}"
-        for name, field in before.items():
-            if name not in after:
-                self.report(
-                    where, "FIELD_REMOVED",
-                    f"{label}{name!r} was removed: {_holders(stored)} hold it, and the strict "
-                    "codec rejects a field it does not know; keep it (unused) until they are gone",
-                    warning=not stored,
-                )  # fmt: skip
-                continue
-            self.types(field.type, after[name].type, (*where, name), what, stored, f"{context}{name}")
-        for name, field in after.items():
-            if name in before:
-                continue
-            if field.default is None:
-                self.report(
-                    (*where, name), "FIELD_ADDED_REQUIRED",
-                    f"{label}{name!r} was added without a default: {_holders(stored)} lack it; "
-                    "give it a default",
-                    warning=not stored,
-                )  # fmt: skip
-            elif stored:
-                self.report(
-                    (*where, name), "FIELD_ADDED",
-                    f"{label}{name!r} was added: workers of the previous version reject jobs "
-                    "that carry it; deploy workers before producers",
-                    warning=True,
-                )  # fmt: skip
-
-    def types(
-        self, old: TypeRef, new: TypeRef, where: Path, what: str, stored: bool, name: str
-    ) -> None:
-        def report(code: str, message: str, *, safe: bool = False) -> None:
-            self.report(
-                where, code, f"{what} field {name!r}: {message}", warning=safe or not stored
-            )
-
-        if isinstance(old, OptionalType) and isinstance(new, OptionalType):
-            self.types(old.inner, new.inner, where, what, stored, name)
-        elif isinstance(new, OptionalType):
-            report(
-                "NULL_NOW_ALLOWED",
-                "now optional: workers of the previous version reject a null; deploy workers first",
-                safe=True,
-            )
-            self.types(old, new.inner, where, what, stored, name)
-        elif isinstance(old, OptionalType):
-            report("NULL_NO_LONGER_ALLOWED", f"no longer optional: {_holders(stored)} may hold null")
-        elif isinstance(old, ListType) and isinstance(new, ListType):
-            self.types(old.item, new.item, where, what, stored, f"{name}[]")
-        elif isinstance(old, MapType) and isinstance(new, MapType):
-            self.types(old.value, new.value, where, what, stored, f"{name}{{}}")
-        elif isinstance(old, EnumType) and isinstance(new, EnumType):
-            if new.name is not None:
-                where = ("types", new.name, "enum")  # a named enum: where its values are
-            gone = [v for v in old.values if v not in new.values]
-            added = [v for v in new.values if v not in old.values]
-            if gone:
-                report("ENUM_VALUE_REMOVED", f"value(s) {_listed(gone)} removed: {_holders(stored)} may hold them")
-            if added:
-                report(
-                    "ENUM_VALUE_ADDED",
-                    f"value(s) {_listed(added)} added: workers of the previous version reject "
-                    "them; deploy workers first",
-                    safe=True,
-                )
-        elif isinstance(old, StructRef) and isinstance(new, StructRef):
-            # Reported at the named type's own fields, where the change was made.
-            self.fields(
-                self.old_structs.get(old.name, ()), self.new_structs.get(new.name, ()),
-                ("types", new.name, "fields"), what, stored=stored, context=f"{name}.",
-            )  # fmt: skip
-        elif isinstance(old, Scalar) and isinstance(new, Scalar) and old.name == new.name:
-            self.lengths(old, new, report, stored)
-        else:
-            report("TYPE_CHANGED", f"type changed from {describe_type(old)} to {describe_type(new)}: "
-                   f"{_holders(stored)} hold the old type; add a new field (or task) instead")
-
-    @staticmethod
-    def lengths(
-        old: Scalar, new: Scalar, report: Callable[..., None], stored: bool
-    ) -> None:
-        before, after = old.max_length, new.max_length
-        if before == after:
-            return
-        if after is not None and (before is None or after < before):
-            report("MAX_LENGTH_LOWERED",
-                   f"max_length lowered to {after}: {_holders(stored)} may hold longer strings")
-        else:
-            report("MAX_LENGTH_RAISED", f"max_length raised to {after if after else 'none'}: "
-                   "workers of the previous version reject longer strings; deploy workers first",
-                   safe=True)  # fmt: skip
-
-
-def _holders(stored: bool) -> str:
-    return "jobs already stored" if stored else "outputs of jobs already finished"
-
-
-def _listed(values: list[str]) -> str:
-    return ", ".join(repr(v) for v in values)
-

@@ -5,7 +5,10 @@ The base is a git revision (``main``, ``origin/main``, a commit) read with
 directory holding an earlier copy of the project. Either way the same
 ``[tool.venturi] inputs`` patterns pick the declaration files, and each file
 goes through the same checks as in generation; a base file that does not
-validate is skipped with a warning rather than compared.
+validate is skipped with a warning rather than compared. The working tree
+also goes through the checks across files that generation runs (one kind,
+aliases included, per task; no two files writing one output), so the review
+never compares a version that ``venturi-gen`` itself would refuse.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import fnmatch
 import subprocess
 from pathlib import Path, PurePosixPath
 
-from venturi_gen import frontend, loader
+from venturi_gen import frontend, loader, project
 from venturi_gen.config import Config, ConfigError
 from venturi_gen.diagnostics import Diagnostic, Severity
 from venturi_gen.layout import display_path
@@ -50,8 +53,10 @@ def _version(
 ) -> tuple[Version, list[Diagnostic]]:
     files: dict[str, tuple[ModuleDecl, loader.Document]] = {}
     diagnostics: list[Diagnostic] = []
+    facts: list[tuple[str, frontend.Facts]] = []
     for display, path, content in sources:
         checked = frontend.check_file(display, path, content, root)
+        facts.append((display, checked.facts))
         if checked.module is None:
             if base:
                 diagnostics.append(Diagnostic(
@@ -63,6 +68,16 @@ def _version(
                 diagnostics.extend(checked.diagnostics)
             continue
         files[display] = (checked.module, loader.load(display, content))
+    across = [*project.check_kinds(facts), *project.check_outputs(facts)]
+    if base:
+        diagnostics.extend(
+            Diagnostic(d.file, d.line, d.column, "REVIEW_BASE_INVALID",
+                       f"the base version does not validate ({d.code}: {d.message}); its tasks "
+                       "were compared as far as they could be", Severity.WARNING)
+            for d in across
+        )  # fmt: skip
+    else:
+        diagnostics.extend(across)
     return Version(files), diagnostics
 
 

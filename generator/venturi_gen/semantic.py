@@ -5,13 +5,17 @@ right; what is left are the rules a schema cannot express: type references
 resolve, names do not collide (including the names venturi-gen derives, like
 ``FetchBookmarkCarry`` or the stub file ``fetch_bookmark.py``), defaults have
 the declared type, carry fields have defaults, key paths end at scalars,
-durations are positive and ``retry.base <= retry.cap``, and kinds stay out of
-the reserved ``venturi.`` namespace. Every problem becomes a diagnostic; the
-model is returned only when there is none.
+durations are positive and ``retry.base <= retry.cap``, kinds and aliases stay
+out of the reserved ``venturi.`` namespace (and an alias is not the task's own
+kind), and each ``upgrades`` entry is older than the task's ``version`` and
+declares a payload or a carry, whose fields are checked like any others.
+Every problem becomes a diagnostic; the model is returned only when there is
+none.
 """
 
 from __future__ import annotations
 
+import json
 import keyword
 import os
 from pathlib import Path as FsPath
@@ -40,10 +44,14 @@ from venturi_gen.model import (
     StructRef,
     TaskDecl,
     TypeRef,
+    UpgradeDecl,
 )
 
 #: The levels a ``priority:`` may name, and the values a priority field's enum may hold.
 PRIORITY_LEVELS = tuple(level.name.lower() for level in Priority)
+
+#: Top-level keys naming the packages of user-owned stubs, each defaulting to its own name.
+_STUB_PACKAGES = ("handlers", "merges", "upgrades")
 
 
 def normalize_doc(text: str | None) -> str | None:
@@ -83,9 +91,8 @@ def _layout(doc: Document, source: FsPath, diags: list[Diagnostic]) -> Layout:
     data = doc.data
     root = FsPath(os.path.normpath(source.parent / data.get("root", ".")))
     package = data["module"]
-    handlers = data.get("handlers", "handlers")
-    merges = data.get("merges", "merges")
-    for key, value in (("module", package), ("handlers", handlers), ("merges", merges)):
+    stubs = {key: data.get(key, key) for key in _STUB_PACKAGES}
+    for key, value in (("module", package), *stubs.items()):
         _check_module_parts(doc, (key,), key, value, diags)
         if names.shadows_a_module(value):
             top = value.split(".")[0]
@@ -94,24 +101,29 @@ def _layout(doc: Document, source: FsPath, diags: list[Diagnostic]) -> Layout:
                           f"{key} {value!r} would shadow the module {top!r} that generated code "
                           "imports; choose another name")
             )
-    for key, value in (("handlers", handlers), ("merges", merges)):
+    for key, value in stubs.items():
         if value == package or value.startswith(package + "."):
             diags.append(
                 doc.error((key,), "LAYOUT_CONFLICT",
                           f"{key} module {value!r} would be inside the generated package {package!r}, "
                           "which venturi-gen owns; choose a module outside it")
             )
-    if handlers == merges:
-        diags.append(
-            doc.error(("merges",), "LAYOUT_CONFLICT",
-                      f"handler and merge stubs cannot share the module {handlers!r}")
-        )
+    seen: dict[str, str] = {}
+    for key, value in stubs.items():
+        role = key.removesuffix("s")  # handler, merge, upgrade
+        if value in seen:
+            diags.append(
+                doc.error((key,), "LAYOUT_CONFLICT",
+                          f"{seen[value]} and {role} stubs cannot share the module {value!r}")
+            )
+        seen.setdefault(value, role)
 
     def directory(dotted: str) -> FsPath:
         return root.joinpath(*dotted.split("."))
 
+    handlers, merges, upgrades = (stubs[key] for key in _STUB_PACKAGES)
     return Layout(root, package, directory(package), handlers, directory(handlers), merges,
-                  directory(merges))
+                  directory(merges), upgrades, directory(upgrades))
 
 
 def _check_module_parts(doc: Document, path: Path, key: str, dotted: str, diags: list[Diagnostic]) -> None:
@@ -166,6 +178,12 @@ def _class_names(doc: Document, types: dict[str, TypeRef], diags: list[Diagnosti
                                 ("HandlerBase", True), ("Handler", True)):
             if present:
                 claim(name + suffix, path, f"the generated class {name + suffix!r} of task {name!r}")
+        for key, step in (spec.get("upgrades") or {}).items():
+            for role, prefix in (("payload", name), ("carry", name + "Carry")):
+                if role in step:
+                    derived_name = f"{prefix}{key.upper()}"
+                    claim(derived_name, (*path, "upgrades", key, role),
+                          f"the generated class {derived_name!r} (the {role} of {name} {key})")
         snake = names.module_name(name)
         if snake in snakes:
             diags.append(doc.error(path, "DUPLICATE_NAME",
@@ -205,11 +223,19 @@ def build_module(doc: Document, source: FsPath) -> tuple[ModuleDecl | None, list
             spec = data["types"][name]["fields"]
             struct_fields[name] = parse_fields(doc, ("types", name, "fields"), spec, types, classes, diags)
     task_fields: dict[str, dict[str, list[RawField]]] = {}
+    step_fields: dict[tuple[str, str, str], list[RawField]] = {}  # (task, vN, role) -> fields
     for name, spec in data["tasks"].items():
         task_fields[name] = {
             role: parse_fields(doc, ("tasks", name, role), spec.get(role) or {}, types, classes, diags)
             for role in ("payload", "carry", "output")
         }
+        for key, step in (spec.get("upgrades") or {}).items():
+            for role in ("payload", "carry"):
+                if role in step:
+                    where = ("tasks", name, "upgrades", key, role)
+                    step_fields[(name, key, role)] = parse_fields(
+                        doc, where, step[role] or {}, types, classes, diags
+                    )
     _check_recursion(doc, struct_fields, diags)
 
     # Pass two: defaults, now that every struct's shape is known.
@@ -224,11 +250,14 @@ def build_module(doc: Document, source: FsPath) -> tuple[ModuleDecl | None, list
         for f in raw:
             default: Default | None = None
             if f.default_path is not None:
+                value = _value_at(data, f.default_path)
                 try:
-                    default = builder.build(f.type, _value_at(data, f.default_path), f.default_path)
+                    default = builder.build(f.type, value, f.default_path)
                 except DefaultError as exc:
                     diags.append(doc.error(exc.path, exc.code, exc.message))
                     continue
+                shown = json.dumps(value, ensure_ascii=False, default=str)
+                default = Default(default.python, default.factory, shown)
             elif isinstance(f.type, OptionalType):
                 default = Default("None")
             if carry and default is None:
@@ -250,10 +279,12 @@ def build_module(doc: Document, source: FsPath) -> tuple[ModuleDecl | None, list
         if isinstance(t, EnumType)
     )
     tasks = tuple(
-        _task(doc, name, spec, task_fields[name], struct_fields, finish, diags)
+        _task(doc, name, spec, task_fields[name], struct_fields, finish, diags,
+              _upgrades(doc, name, spec, step_fields, finish, diags))
         for name, spec in data["tasks"].items()
     )
-    _unused_types(doc, types, struct_fields, task_fields, diags)
+    used = [*task_fields.values(), *({role: fs} for (_, _, role), fs in step_fields.items())]
+    _unused_types(doc, types, struct_fields, used, diags)
     state = _state(doc, classes, diags)
     if has_errors(diags):
         return None, diags
@@ -272,13 +303,19 @@ def _duration(doc: Document, path: Path, text: str | None, diags: list[Diagnosti
 
 
 def _task(doc: Document, name: str, spec: dict[str, Any], fields: dict[str, list[RawField]],
-          structs: dict[str, list[RawField]], finish: _Finish, diags: list[Diagnostic]) -> TaskDecl:
+          structs: dict[str, list[RawField]], finish: _Finish, diags: list[Diagnostic],
+          upgrades: tuple[UpgradeDecl, ...]) -> TaskDecl:
     path: Path = ("tasks", name)
     kind = spec["kind"]
-    if kind.startswith(RESERVED_KIND_PREFIX):
-        diags.append(doc.error((*path, "kind"), "RESERVED_KIND",
-                               f"kinds starting with {RESERVED_KIND_PREFIX!r} are reserved for "
-                               f"venturi itself; rename {kind!r}"))
+    aliases = tuple(spec.get("aliases", ()))
+    for where, text in (((*path, "kind"), kind), *(((*path, "aliases", i), a) for i, a in enumerate(aliases))):
+        if text.startswith(RESERVED_KIND_PREFIX):
+            diags.append(doc.error(where, "RESERVED_KIND",
+                                   f"kinds starting with {RESERVED_KIND_PREFIX!r} are reserved for "
+                                   f"venturi itself; rename {text!r}"))
+    if kind in aliases:
+        diags.append(doc.error((*path, "aliases", aliases.index(kind)), "DUPLICATE_KIND",
+                               f"{kind!r} is the task's own kind; an alias is a former kind"))
     dedup = spec.get("dedup")
     dedup_key = None
     if dedup is not None:
@@ -310,6 +347,9 @@ def _task(doc: Document, name: str, spec: dict[str, Any], fields: dict[str, list
         name=name,
         snake=names.module_name(name),
         kind=kind,
+        aliases=aliases,
+        version=spec.get("version", 1),
+        upgrades=upgrades,
         doc=normalize_doc(spec.get("doc")) or f"The {kind} task.",
         queue=spec.get("queue", "default"),
         priority=priority,
@@ -326,6 +366,39 @@ def _task(doc: Document, name: str, spec: dict[str, Any], fields: dict[str, list
         timeout_ms=_duration(doc, (*path, "timeout"), spec.get("timeout"), diags),
         retention_ms=_duration(doc, (*path, "retention"), spec.get("retention"), diags),
     )
+
+
+def _upgrades(doc: Document, name: str, spec: dict[str, Any],
+              step_fields: dict[tuple[str, str, str], list[RawField]], finish: _Finish,
+              diags: list[Diagnostic]) -> tuple[UpgradeDecl, ...]:
+    """The declared steps of a task, oldest first; each must be from a version below ``version``."""
+    version = spec.get("version", 1)
+    steps: list[UpgradeDecl] = []
+    for key, step in (spec.get("upgrades") or {}).items():
+        where: Path = ("tasks", name, "upgrades", key)
+        number = int(key[1:])
+        if number >= version:
+            diags.append(doc.error(where, "BAD_UPGRADE",
+                                   f"upgrades.{key} upgrades from version {number}, but the task's "
+                                   f"version is {version}; raise `version` above {number}, or remove "
+                                   "the entry", key=True))
+            continue
+        if "payload" not in step and "carry" not in step:
+            diags.append(doc.error(where, "BAD_UPGRADE",
+                                   f"upgrades.{key} declares neither `payload` nor `carry`: declare the "
+                                   f"shape version {number} stored (what changed in version {number + 1})",
+                                   key=True))
+            continue
+        shapes: dict[str, StructDecl | None] = {}
+        for role, class_name, what in (("payload", f"{name}V{number}", "payload"),
+                                       ("carry", f"{name}CarryV{number}", "carry")):
+            raw = step_fields.get((name, key, role))
+            shapes[role] = None if raw is None else StructDecl(
+                class_name, f"The {what} of {name} as version {number} stored it (decoded only to be "
+                "upgraded).", finish(raw))
+        steps.append(UpgradeDecl(number, f"{names.snake(name)}_from_v{number}",
+                                 normalize_doc(step.get("doc")), shapes["payload"], shapes["carry"]))
+    return tuple(sorted(steps, key=lambda s: s.version))
 
 
 def _priority_field(doc: Document, path: Path, text: str, payload: list[RawField],
@@ -386,8 +459,8 @@ def _referenced(t: TypeRef) -> list[str]:
 
 
 def _unused_types(doc: Document, types: dict[str, TypeRef], structs: dict[str, list[RawField]],
-                  tasks: dict[str, dict[str, list[RawField]]], diags: list[Diagnostic]) -> None:
-    pending = [n for roles in tasks.values() for fs in roles.values() for f in fs for n in _referenced(f.type)]
+                  tasks: list[dict[str, list[RawField]]], diags: list[Diagnostic]) -> None:
+    pending = [n for roles in tasks for fs in roles.values() for f in fs for n in _referenced(f.type)]
     used: set[str] = set()
     while pending:
         name = pending.pop()

@@ -10,6 +10,7 @@ the output by mistake: it would fail the render, not inject code.
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 from typing import Any
 
@@ -64,11 +65,16 @@ def render_template(template: str, **context: Any) -> str:
     return environment().get_template(template).render(**context)
 
 
-def _sort_key(name: str) -> tuple[int, str]:
+def natural(name: str) -> tuple[str | int, ...]:
+    """Sort key that puts ``ShipV2`` before ``ShipV10``, as ruff's isort orders names."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name))
+
+
+def _sort_key(name: str) -> tuple[int, tuple[str | int, ...]]:
     # isort's order-by-type (ruff's default): CONSTANTS, then Classes, then functions/modules.
     if name.isupper() and len(name) > 1:
-        return 0, name
-    return (1 if name[0].isupper() else 2), name
+        return 0, natural(name)
+    return (1 if name[0].isupper() else 2), natural(name)
 
 
 def imports(names: set[str]) -> dict[str, set[str]]:

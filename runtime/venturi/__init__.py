@@ -16,6 +16,7 @@ from venturi._priority import Priority
 from venturi._queue import Queue
 from venturi._queue_async import AsyncQueue
 from venturi._task import Task, task_class_for
+from venturi._upgrade import Step, UpgradeError, Upgrades, VersionTooNew
 from venturi.codec import CodecError, PayloadTooLarge
 from venturi.errors import (
     BackendUnavailable,
@@ -53,10 +54,14 @@ __all__ = [
     "Priority",
     "Queue",
     "Replace",
+    "Step",
     "StorageClosed",
     "Task",
     "UnsupportedCapability",
+    "UpgradeError",
+    "Upgrades",
     "VenturiError",
+    "VersionTooNew",
     "With",
     "task_class_for",
 ]

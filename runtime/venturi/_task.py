@@ -16,6 +16,7 @@ from venturi._backoff import Backoff
 from venturi._codec_protocol import JsonCodec, NoCarry
 from venturi._merge import Merge, Pending, Replace
 from venturi._priority import Priority
+from venturi._upgrade import NO_UPGRADES, Upgrades, decode_versioned
 
 C = TypeVar("C", bound=JsonCodec)
 
@@ -30,11 +31,16 @@ class Task(Generic[C]):
 
     Required class attributes: ``KIND`` (stable string, unique) and ``CARRY``
     (the carry class, constructible without arguments). Optional: ``QUEUE``,
-    ``TIMEOUT``, ``RETENTION``, ``OUTPUT`` (the typed output class).
+    ``TIMEOUT``, ``RETENTION``, ``OUTPUT`` (the typed output class),
+    ``ALIASES`` (former kinds whose stored jobs this task now runs) and
+    ``VERSION`` (of the stored payload and carry shape, with ``upgrades``
+    from older versions; see ``venturi._upgrade``).
     Subclasses must implement ``to_json`` and ``from_json`` strictly.
     """
 
     KIND: ClassVar[str]
+    ALIASES: ClassVar[tuple[str, ...]] = ()
+    VERSION: ClassVar[int] = 1
     CARRY: ClassVar[type[Any]] = NoCarry
     OUTPUT: ClassVar[type[Any] | None] = None
     QUEUE: ClassVar[str] = "default"
@@ -104,9 +110,35 @@ class Task(Generic[C]):
         return carry
 
     @classmethod
-    def decode_carry(cls, data: Any) -> C:
-        carry: C = cls.CARRY.from_json(data)
-        return carry
+    def upgrades(cls) -> Upgrades:
+        """The declared steps from older versions of the payload and carry (none by default).
+
+        Generated tasks with ``upgrades:`` override it, importing the user's
+        upgrade functions only when an older document is met.
+        """
+        return NO_UPGRADES
+
+    @classmethod
+    def decode_payload(cls, data: Any, version: int | None = None) -> Self:
+        """Decode a stored payload written with ``version`` (default: the current one)."""
+        if version is None or version == cls.VERSION:
+            return cls.from_json(data)
+        return decode_versioned(
+            data, version, current=cls.VERSION, target=cls, decode=cls.from_json,
+            steps=lambda: cls.upgrades().payload, what=f"payload of kind {cls.KIND!r}",
+        )  # fmt: skip
+
+    @classmethod
+    def decode_carry(cls, data: Any, version: int | None = None) -> C:
+        """Decode a stored carry written with ``version`` (default: the current one)."""
+        if version is None or version == cls.VERSION:
+            carry: C = cls.CARRY.from_json(data)
+            return carry
+        upgraded: C = decode_versioned(
+            data, version, current=cls.VERSION, target=cls.CARRY, decode=cls.CARRY.from_json,
+            steps=lambda: cls.upgrades().carry, what=f"carry of kind {cls.KIND!r}",
+        )  # fmt: skip
+        return upgraded
 
 
 def task_class_for(kind: str) -> type[Task[Any]] | None:

@@ -389,6 +389,85 @@ tasks:
             "collides with type 'ShipCarry'; rename one of them",
         ],
     ),
+    "versions": (
+        HEAD
+        + """\
+upgrades: handlers
+types:
+  ShipV1:
+    fields:
+      x: int
+tasks:
+  Ship:
+    kind: ship
+    version: 2
+    payload:
+      order_id: int
+    upgrades:
+      v1:
+        payload:
+          order_id: Crate
+      v2:
+        payload:
+          order_id: int
+  Pack:
+    kind: pack
+    version: 2
+    upgrades:
+      v1:
+        doc: nothing declared
+""",
+        [
+            "t.yaml:3:11: error[LAYOUT_CONFLICT]: handler and upgrade stubs cannot share the module "
+            "'handlers'",
+            "t.yaml:5:3: warning[UNUSED_TYPE]: type 'ShipV1' is declared but no task uses it",
+            "t.yaml:16:9: error[DUPLICATE_NAME]: the generated class 'ShipV1' (the payload of Ship v1) "
+            "collides with type 'ShipV1'; rename one of them",
+            "t.yaml:17:21: error[UNKNOWN_TYPE]: unknown type 'Crate'",
+            "t.yaml:18:7: error[BAD_UPGRADE]: upgrades.v2 upgrades from version 2, but the task's "
+            "version is 2; raise `version` above 2, or remove the entry",
+            "t.yaml:25:7: error[BAD_UPGRADE]: upgrades.v1 declares neither `payload` nor `carry`: "
+            "declare the shape version 1 stored (what changed in version 2)",
+        ],
+    ),
+    "upgrade_key_and_alias_pattern": (
+        HEAD
+        + """\
+tasks:
+  Ship:
+    kind: ship
+    aliases: ["bad kind"]
+    version: 0
+    upgrades:
+      one: {}
+""",
+        [
+            "t.yaml:6:15: error[INVALID_KIND]: 'bad kind': a kind uses letters, digits and `_ . : / -`, "
+            "starting with a letter, digit or `_`",
+            "t.yaml:7:14: error[BAD_VALUE]: tasks.Ship.version must be at least 1",
+            "t.yaml:9:7: error[BAD_UPGRADE]: 'one': an upgrade is keyed by the version it upgrades "
+            "from: `v1`, `v2`, ...",
+        ],
+    ),
+    "aliases": (
+        HEAD
+        + """\
+tasks:
+  Ship:
+    kind: ship
+    aliases: [ship, venturi.ship, shipping]
+  Pack:
+    kind: shipping
+    aliases: [ship2]
+""",
+        [
+            "t.yaml:6:15: error[DUPLICATE_KIND]: 'ship' is the task's own kind; an alias is a former kind",
+            "t.yaml:6:21: error[RESERVED_KIND]: kinds starting with 'venturi.' are reserved for venturi "
+            "itself; rename 'venturi.ship'",
+            "t.yaml:8:11: error[DUPLICATE_KIND]: kind 'shipping' is already used by task Ship "
+            "(t.yaml:6:35); every task needs its own kind; an alias counts as a kind",
+        ],
+    ),
 }
 
 

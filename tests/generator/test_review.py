@@ -1,9 +1,11 @@
-"""``venturi-gen review``: each rule on its own, against a git revision or a directory.
+"""``venturi-gen review``: the rule matrix, and the report formats.
 
-Every case commits a base declaration to a real git repository, changes one
-thing in the working tree, and checks the exact report (code, severity,
-position, the words a reviewer acts on) and the exit status: 1 when a change
-breaks jobs already stored, 0 when it only needs care when rolling out.
+Every case of the matrix commits a base declaration to a real git
+repository, changes one thing in the working tree, and checks the exact
+findings (code, severity, position, the words a reviewer acts on), whom each
+one breaks (new workers reading stored jobs: ``backlog``; old workers reading
+new jobs: ``rollout``), the task's safe deploy order and the exit status: 1
+when a change breaks jobs already stored, 0 otherwise.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from dataclasses import dataclass
 
 import pytest
 
@@ -30,12 +33,16 @@ types:
 tasks:
   SendReceipt:
     kind: shop.send_receipt
+    aliases: [shop.mail_receipt]
     payload:
       order_id: int
       customer: Customer
       email: {type: string, max_length: 320}
       note: optional[string]
       lines: list[int]
+      ratio: float
+      ref: uuid
+      copy: {type: bool, default: false}
     carry:
       sent: {type: int, default: 0}
     dedup: {key: order_id, on_collision: keep}
@@ -48,6 +55,10 @@ tasks:
 """
 
 DECL = "apps/shop/tasks.venturi.yaml"
+SEND = "SendReceipt"
+CLEAN = "Cleanup"
+BACKLOG = "new workers reading jobs already stored"
+ROLLOUT = "old workers reading jobs new producers write"
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
@@ -59,14 +70,18 @@ def _git(project: Project, *args: str) -> None:
     )  # fmt: skip
 
 
-@pytest.fixture
-def repo(project: Project) -> Project:
+def _commit(project: Project, text: str) -> Project:
     project.write("pyproject.toml", '[tool.venturi]\ninputs = ["apps/**/*.venturi.yaml"]\n')
-    project.write(DECL, BASE)
+    project.write(DECL, text)
     _git(project, "init", "-q")
     _git(project, "add", "-A")
     _git(project, "commit", "-q", "-m", "base")
     return project
+
+
+@pytest.fixture
+def repo(project: Project) -> Project:
+    return _commit(project, BASE)
 
 
 def _change(project: Project, old: str, new: str) -> None:
@@ -81,72 +96,212 @@ def _line_of(project: Project, text: str) -> int:
     return next(n for n, line in enumerate(lines, 1) if line.startswith(text))
 
 
-def _lines(err: str) -> list[str]:
-    return [line for line in err.splitlines() if "[" in line and "review:" not in line]
+def _review(project: Project, *args: str) -> tuple[int, dict[str, object]]:
+    result = project.gen("review", "--against", "HEAD", "--format", "json", *args)
+    return result.code, json.loads(result.out)
 
 
 @needs_git
 def test_no_change_is_clean(repo: Project) -> None:
     result = repo.gen("review", "--against", "HEAD")
     assert result.code == 0
-    assert result.err.strip() == "venturi-gen review: no breaking change, 0 warning(s) against HEAD"
+    assert result.out == "venturi-gen review: no breaking change, 0 warning(s) against HEAD\n"
+    assert result.err == ""
 
 
-CASES = [
-    # (old text, new text, the reported line's text in the new file and column,
-    #  severity[CODE], words of the message)
-    ("      email: {type: string, max_length: 320}\n", "", ("    payload:", 5), "error[FIELD_REMOVED]",
-     "payload field 'email' was removed: jobs already stored hold it"),
-    ("      lines: list[int]\n", "      lines: list[int]\n      urgent: bool\n", ("      urgent:", 7),
-     "error[FIELD_ADDED_REQUIRED]", "payload field 'urgent' was added without a default"),
-    ("      lines: list[int]\n", "      lines: list[int]\n      urgent: {type: bool, default: false}\n",
-     ("      urgent:", 7), "warning[FIELD_ADDED]", "deploy workers before producers"),
-    ("      order_id: int\n", "      order_id: string\n", ("      order_id:", 7), "error[TYPE_CHANGED]",
-     "payload field 'order_id': type changed from int to string"),
-    ("      lines: list[int]\n", "      lines: list[string]\n", ("      lines:", 7), "error[TYPE_CHANGED]",
-     "payload field 'lines[]': type changed from int to string"),
-    ("      note: optional[string]\n", "      note: string\n", ("      note:", 7),
-     "error[NULL_NO_LONGER_ALLOWED]", "payload field 'note': no longer optional"),
-    ("      lines: list[int]\n", "      lines: optional[list[int]]\n",
-     ("      lines:", 7), "warning[NULL_NOW_ALLOWED]", "workers of the previous version reject a null"),
-    ("    enum: [free, pro, enterprise]\n", "    enum: [free, pro]\n", ("    enum:", 5),
-     "error[ENUM_VALUE_REMOVED]", "payload field 'customer.tier': value(s) 'enterprise' removed"),
-    ("    enum: [free, pro, enterprise]\n", "    enum: [free, pro, enterprise, team]\n", ("    enum:", 5),
-     "warning[ENUM_VALUE_ADDED]", "value(s) 'team' added"),
-    ("      name: {type: string, max_length: 200}\n", "      name: {type: string, max_length: 100}\n",
-     ("      name:", 7), "error[MAX_LENGTH_LOWERED]",
-     "payload field 'customer.name': max_length lowered to 100"),
-    ("      email: {type: string, max_length: 320}\n", "      email: {type: string, max_length: 400}\n",
-     ("      email:", 7), "warning[MAX_LENGTH_RAISED]", "max_length raised to 400"),
-    ("      sent: {type: int, default: 0}\n", "      sent: {type: string, default: none}\n",
-     ("      sent:", 7), "error[TYPE_CHANGED]", "carry field 'sent': type changed from int to string"),
-    ("      delivered: bool\n", "      delivered: string\n", ("      delivered:", 7), "warning[TYPE_CHANGED]",
-     "output field 'delivered': type changed from bool to string: outputs of jobs already finished"),
-    ("    kind: shop.send_receipt\n", "    kind: shop.send_receipt\n    queue: mail\n", ("    queue:", 5),
-     "warning[QUEUE_CHANGED]", "jobs already pending stay in 'default'"),
-    ("    dedup: {key: order_id, on_collision: keep}\n",
-     "    dedup: {key: customer.id, on_collision: keep}\n", ("    dedup:", 5),
-     "warning[DEDUP_KEY_CHANGED]", "new requests will not merge into them"),
-    ("  Cleanup:\n    kind: shop.cleanup\n    payload:\n      days: int\n", "", ("tasks:", 1),
-     "error[TASK_REMOVED]", "task Cleanup (kind 'shop.cleanup') was removed: its pending jobs would never run"),
-    ("    kind: shop.cleanup\n", "    kind: shop.purge\n", ("    kind: shop.purge", 11),
-     "error[TASK_REMOVED]", "task Cleanup changed its kind from 'shop.cleanup' to 'shop.purge'"),
-]  # fmt: skip
+@dataclass(frozen=True)
+class Rule:
+    """One rule: a base edit (optional), the change, and what the review must say."""
+
+    old: str
+    new: str
+    at: tuple[str, int]  # the reported line's start in the new file, and the column
+    code: str
+    severity: str
+    words: str
+    breaks: tuple[str, ...]
+    order: str
+    exit: int
+    task: str = SEND
+    base: tuple[str, str] | None = None  # (old, new) applied to BASE before the commit
+
+
+B = (BACKLOG,)
+R = (ROLLOUT,)
+BOTH = (BACKLOG, ROLLOUT)
+
+UPGRADED = """    version: 2
+    upgrades:
+      v1:
+        payload:
+          order_id: int
+          customer: Customer
+          email: {type: string, max_length: 320}
+          note: optional[string]
+          lines: list[int]
+          ratio: float
+          ref: uuid
+          copy: {type: bool, default: false}
+    payload:
+      order_id: int
+"""
+
+RULES = {
+    "field removed": Rule(
+        "      email: {type: string, max_length: 320}\n", "", ("    payload:", 5), "FIELD_REMOVED",
+        "error", "payload field 'email' was removed: stored documents hold it", BOTH, "drain first", 1),
+    "field with a default removed": Rule(
+        "      copy: {type: bool, default: false}\n", "", ("    payload:", 5), "FIELD_REMOVED",
+        "error", "payload field 'copy' was removed", B, "deploy producers first", 1),
+    "field added without default": Rule(
+        "      lines: list[int]\n", "      lines: list[int]\n      urgent: bool\n", ("      urgent:", 7),
+        "FIELD_ADDED_REQUIRED", "error", "payload field 'urgent' was added without a default", BOTH,
+        "drain first", 1),
+    "field added with default": Rule(
+        "      lines: list[int]\n", "      lines: list[int]\n      urgent: {type: bool, default: false}\n",
+        ("      urgent:", 7), "FIELD_ADDED", "warning", "stored documents still decode", R,
+        "deploy workers first", 0),
+    "type changed": Rule(
+        "      order_id: int\n", "      order_id: string\n", ("      order_id:", 7), "TYPE_CHANGED",
+        "error", "payload field 'order_id' changed type from int to string", BOTH, "drain first", 1),
+    "type changed in a list": Rule(
+        "      lines: list[int]\n", "      lines: list[string]\n", ("      lines:", 7), "TYPE_CHANGED",
+        "error", "payload field 'lines[]' changed type from int to string", BOTH, "drain first", 1),
+    "int to float": Rule(
+        "      order_id: int\n", "      order_id: float\n", ("      order_id:", 7), "TYPE_WIDENED",
+        "warning", "widened from int to float", R, "deploy workers first", 0),
+    "enum to string": Rule(
+        "      tier: Tier\n", "      tier: string\n", ("      tier:", 7), "TYPE_WIDENED", "warning",
+        "payload field 'customer.tier' widened from Tier to string", R, "deploy workers first", 0),
+    "uuid to string": Rule(
+        "      ref: uuid\n", "      ref: string\n", ("      ref:", 7), "TYPE_WIDENED", "warning",
+        "widened from uuid to string", R, "deploy workers first", 0),
+    "float to int": Rule(
+        "      ratio: float\n", "      ratio: int\n", ("      ratio:", 7), "TYPE_NARROWED", "error",
+        "narrowed from float to int: stored documents may hold values", B, "deploy producers first", 1),
+    "required to optional": Rule(
+        "      lines: list[int]\n", "      lines: optional[list[int]]\n", ("      lines:", 7),
+        "NULL_NOW_ALLOWED", "warning", "workers of the previous version reject a null", R,
+        "deploy workers first", 0),
+    "optional to required": Rule(
+        "      note: optional[string]\n", "      note: string\n", ("      note:", 7),
+        "NULL_NO_LONGER_ALLOWED", "error", "payload field 'note' is no longer optional", B,
+        "deploy producers first", 1),
+    "enum value removed": Rule(
+        "    enum: [free, pro, enterprise]\n", "    enum: [free, pro]\n", ("    enum:", 5),
+        "ENUM_VALUE_REMOVED", "error", "payload field 'customer.tier': value(s) 'enterprise' removed",
+        B, "deploy producers first", 1),
+    "enum value added": Rule(
+        "    enum: [free, pro, enterprise]\n", "    enum: [free, pro, enterprise, team]\n", ("    enum:", 5),
+        "ENUM_VALUE_ADDED", "warning", "value(s) 'team' added", R, "deploy workers first", 0),
+    "max_length lowered": Rule(
+        "      name: {type: string, max_length: 200}\n", "      name: {type: string, max_length: 100}\n",
+        ("      name:", 7), "MAX_LENGTH_LOWERED", "error",
+        "payload field 'customer.name': max_length lowered to 100", B, "deploy producers first", 1),
+    "max_length raised": Rule(
+        "      email: {type: string, max_length: 320}\n", "      email: {type: string, max_length: 400}\n",
+        ("      email:", 7), "MAX_LENGTH_RAISED", "warning", "max_length raised to 400", R,
+        "deploy workers first", 0),
+    "carry type changed": Rule(
+        "      sent: {type: int, default: 0}\n", '      sent: {type: string, default: "none"}\n',
+        ("      sent:", 7), "TYPE_CHANGED", "error", "carry field 'sent' changed type from int to string",
+        BOTH, "drain first", 1),
+    "output type changed": Rule(
+        "      delivered: bool\n", "      delivered: string\n", ("      delivered:", 7), "TYPE_CHANGED",
+        "warning", "output field 'delivered' changed type from bool to string",
+        ("new code reading the outputs of jobs already finished",
+         "old producers reading the outputs new workers write"), "any order", 0),
+    "output field added": Rule(
+        "      delivered: bool\n", "      delivered: bool\n      pages: {type: int, default: 0}\n",
+        ("      pages:", 7), "FIELD_ADDED", "warning", "output field 'pages' was added",
+        ("old producers reading the outputs new workers write",), "deploy producers first", 0),
+    "queue changed": Rule(
+        "    kind: shop.send_receipt\n", "    kind: shop.send_receipt\n    queue: mail\n", ("    queue:", 5),
+        "QUEUE_CHANGED", "warning", "jobs already stored stay in 'default'", R, "deploy workers first", 0),
+    "dedup key changed": Rule(
+        "    dedup: {key: order_id, on_collision: keep}\n", "    dedup: {key: customer.id, on_collision: keep}\n",
+        ("    dedup:", 5), "DEDUP_KEY_CHANGED", "warning", "new requests will not merge into them", (),
+        "any order", 0),
+    "concurrency key added": Rule(
+        "    dedup: {key: order_id, on_collision: keep}\n",
+        "    dedup: {key: order_id, on_collision: keep}\n    concurrency_key: customer.id\n",
+        ("    concurrency_key:", 5), "CONCURRENCY_KEY_CHANGED", "warning",
+        "old and new jobs do not exclude each other", (), "any order", 0),
+    "task removed": Rule(
+        "  Cleanup:\n    kind: shop.cleanup\n    payload:\n      days: int\n", "", ("tasks:", 1),
+        "TASK_REMOVED", "error", "Cleanup (kind 'shop.cleanup') was removed: its stored jobs would never run",
+        B, "deploy producers first", 1, task=CLEAN),
+    "task added": Rule(
+        "  Cleanup:\n", "  Archive:\n    kind: shop.archive\n  Cleanup:\n", ("  Archive:", 3), "TASK_ADDED",
+        "warning", "workers of the previous version have no handler for it", R, "deploy workers first", 0,
+        task="Archive"),
+    "kind changed without an alias": Rule(
+        "    kind: shop.cleanup\n", "    kind: shop.purge\n", ("    kind: shop.purge", 11), "KIND_CHANGED",
+        "error", "Cleanup changed its kind from 'shop.cleanup' to 'shop.purge'", BOTH, "drain first", 1,
+        task=CLEAN),
+    "kind renamed, the old one kept as an alias": Rule(
+        "    kind: shop.cleanup\n", "    kind: shop.purge\n    aliases: [shop.cleanup]\n",
+        ("    kind: shop.purge", 11), "KIND_RENAMED", "warning",
+        "keeping the old kind as an alias: new workers run jobs stored under either", R,
+        "deploy workers first", 0, task=CLEAN),
+    "alias removed": Rule(
+        "    aliases: [shop.mail_receipt]\n", "", ("  SendReceipt:", 3), "ALIAS_REMOVED", "error",
+        "alias 'shop.mail_receipt' was removed: jobs still stored under it would never run", B,
+        "deploy producers first", 1),
+    "a change covered by an upgrade": Rule(
+        "    payload:\n      order_id: int\n", UPGRADED, ("    version:", 5), "VERSION_RAISED", "warning",
+        "jobs stored before are upgraded when decoded", R, "deploy workers first", 0),
+    "a version raised without the old shape": Rule(
+        "    payload:\n      order_id: int\n      customer: Customer\n      email: {type: string, max_length: 320}\n"
+        "      note: optional[string]\n      lines: list[int]\n",
+        "    version: 2\n    payload:\n      order_id: int\n      customer: Customer\n"
+        "      email: {type: string, max_length: 320}\n      note: optional[string]\n",
+        ("    payload:", 5), "FIELD_REMOVED", "error", "version 1 payload field 'lines' was removed", B,
+        "drain first", 1),
+    "an upgrade that declares another old shape": Rule(
+        "    payload:\n      order_id: int\n", UPGRADED.replace("          lines: list[int]\n", ""),
+        ("        payload:", 9), "FIELD_REMOVED", "error", "version 1 payload field 'lines' was removed", B,
+        "drain first", 1),
+    "version lowered": Rule(
+        "    version: 2\n", "", ("  Cleanup:", 3), "VERSION_LOWERED", "error",
+        "version lowered from 2 to 1", BOTH, "drain first", 1, task=CLEAN,
+        base=("    kind: shop.cleanup\n", "    kind: shop.cleanup\n    version: 2\n")),
+}  # fmt: skip
 
 
 @needs_git
-@pytest.mark.parametrize(("old", "new", "at", "what", "words"), CASES)
-def test_each_rule(
-    repo: Project, old: str, new: str, at: tuple[str, int], what: str, words: str
-) -> None:
-    _change(repo, old, new)
-    text, column = at
-    line_number = _line_of(repo, text)
+@pytest.mark.parametrize("rule", list(RULES.values()), ids=list(RULES))
+def test_each_rule(project: Project, rule: Rule) -> None:
+    base = BASE if rule.base is None else BASE.replace(*rule.base, 1)
+    repo = _commit(project, base)
+    _change(repo, rule.old, rule.new)
+    text, column = rule.at
+    line = _line_of(repo, text)
+    code, document = _review(repo)
+    assert code == rule.exit, document
+    matching = [d for d in document["diagnostics"] if d["code"] == rule.code]  # type: ignore[union-attr,index]
+    assert len(matching) == 1, document["diagnostics"]
+    [finding] = matching
+    assert (finding["file"], finding["line"], finding["column"], finding["severity"]) == (DECL, line, column, rule.severity)
+    assert rule.words in finding["message"], finding["message"]
+    assert tuple(finding["breaks"]) == rule.breaks
+    assert finding["fix"]
+    orders = {t["task"]: t["order"] for t in document["tasks"]}  # type: ignore[union-attr,index]
+    assert orders[rule.task] == rule.order
+    # The text report says the same, on stdout.
     result = repo.gen("review", "--against", "HEAD")
-    [line] = _lines(result.err)
-    assert line.startswith(f"{DECL}:{line_number}:{column}: {what}: "), line
-    assert words in line, line
-    assert result.code == (1 if what.startswith("error") else 0)
+    assert result.code == rule.exit
+    assert f"{DECL}:{line}:{column}: {rule.severity}[{rule.code}]: " in result.out
+    assert f"{rule.task} (" in result.out.split("deploy order:")[1]
+
+
+@needs_git
+def test_the_upgrade_case_only_warns_because_its_old_shape_matches(repo: Project) -> None:
+    # The same change as "field removed", but covered: no finding on the payload itself.
+    _change(repo, "    payload:\n      order_id: int\n", UPGRADED)
+    code, document = _review(repo)
+    assert code == 0
+    assert [d["code"] for d in document["diagnostics"]] == ["VERSION_RAISED"]  # type: ignore[union-attr,index]
 
 
 @needs_git
@@ -155,22 +310,87 @@ def test_renaming_a_task_class_or_moving_its_file_keeps_its_jobs(repo: Project) 
     text = repo.read(DECL).replace("  SendReceipt:\n", "  MailReceipt:\n")
     (repo.root / DECL).unlink()
     repo.write("apps/billing/tasks.venturi.yaml", text.replace("module: shop", "module: billing"))
+    code, document = _review(repo)
+    assert code == 0, document
+    assert document["diagnostics"] == [] and document["tasks"] == []
+
+
+@needs_git
+def test_recursive_named_types_are_compared_without_end(project: Project) -> None:
+    tree = BASE.replace(
+        "  Customer:\n", "  Node:\n    fields:\n      name: string\n      next: optional[Node]\n"
+        "      kids: list[Node]\n  Customer:\n",
+    ).replace("      ref: uuid\n", "      ref: uuid\n      tree: Node\n")  # fmt: skip
+    repo = _commit(project, tree)
+    assert repo.gen("review", "--against", "HEAD").code == 0
+    _change(repo, "      name: string\n", "      name: string\n      depth: int\n")
+    code, document = _review(repo)
+    assert code == 1
+    [finding] = document["diagnostics"]  # type: ignore[misc]
+    assert finding["code"] == "FIELD_ADDED_REQUIRED" and "'tree.depth'" in finding["message"]  # type: ignore[index]
+
+
+@needs_git
+def test_a_kind_declared_in_two_files_is_refused_like_generation_refuses_it(repo: Project) -> None:
+    repo.write("apps/other/tasks.venturi.yaml", """
+        venturi: 1
+        module: other
+        tasks:
+          Purge:
+            kind: shop.mail_receipt
+        """)  # fmt: skip
     result = repo.gen("review", "--against", "HEAD")
-    assert result.code == 0, result.err
-    assert _lines(result.err) == []
+    assert result.code == 1
+    # Files are checked in order: the alias in apps/shop comes second.
+    line = _line_of(repo, "    aliases: [shop.mail_receipt]")
+    assert f"{DECL}:{line}:15: error[DUPLICATE_KIND]: kind 'shop.mail_receipt' is already used by task Purge" in result.err
+    assert "nothing was reviewed" in result.err and result.out == ""
+
+
+@needs_git
+def test_markdown_report_for_a_pull_request(repo: Project) -> None:
+    _change(repo, "      order_id: int\n", "      order_id: string\n")
+    _change(repo, "    kind: shop.cleanup\n", "    kind: shop.purge\n    aliases: [shop.cleanup]\n")
+    _change(repo, "    enum: [free, pro, enterprise]\n", "    enum: [free, pro, enterprise, <b>|x]\n")
+    result = repo.gen("review", "--against", "HEAD", "--format", "markdown")
+    assert result.code == 1
+    order_id, kind = _line_of(repo, "      order_id:"), _line_of(repo, "    kind: shop.purge")
+    lines = result.out.splitlines()
+    assert lines[:8] == [
+        "## venturi-gen review against `HEAD`",
+        "",
+        "**1 breaking change(s)**, 2 warning(s), 2 task(s) touched.",
+        "",
+        "| Task | Kind | Safe deploy order | Changes |",
+        "| --- | --- | --- | ---: |",
+        "| `SendReceipt` | `shop.send_receipt` | **drain first** | 2 |",
+        "| `Cleanup` | `shop.purge` | deploy workers first | 1 |",
+    ]
+    assert "### `SendReceipt` (`shop.send_receipt`): drain first" in lines
+    row = next(line for line in lines if "`TYPE_CHANGED`" in line)
+    assert row.startswith("| **breaking** | `TYPE_CHANGED` payload field 'order_id' changed type")
+    assert f"| `{DECL}:{order_id}:7` |" in row and "bump `version`" in row
+    assert any(line.startswith("| deploy workers first | `KIND_RENAMED`") and f"{DECL}:{kind}:11" in line
+               for line in lines)  # fmt: skip
+    # A value from YAML cannot break the table or inject HTML.
+    enum_row = next(line for line in lines if "`ENUM_VALUE_ADDED`" in line)
+    assert "&lt;b&gt;\\|x" in enum_row and enum_row.count(" | ") == 3
 
 
 @needs_git
 def test_json_and_github_formats(repo: Project) -> None:
     _change(repo, "      order_id: int\n", "      order_id: string\n")
-    result = repo.gen("review", "--against", "HEAD", "--format", "json")
-    document = json.loads(result.out)
-    assert result.code == 1 and document["ok"] is False and document["against"] == "HEAD"
-    [diagnostic] = document["diagnostics"]
+    code, document = _review(repo)
+    assert code == 1 and document["ok"] is False and document["against"] == "HEAD"
+    [diagnostic] = document["diagnostics"]  # type: ignore[misc]
     line = _line_of(repo, "      order_id:")
-    assert (diagnostic["code"], diagnostic["line"], diagnostic["severity"]) == ("TYPE_CHANGED", line, "error")
+    assert (diagnostic["code"], diagnostic["line"], diagnostic["severity"]) == ("TYPE_CHANGED", line, "error")  # type: ignore[index]
+    assert diagnostic["class"] == "breaking" and diagnostic["kind"] == "shop.send_receipt"  # type: ignore[index]
+    assert document["tasks"] == [{"task": SEND, "kind": "shop.send_receipt", "file": DECL,
+                                  "order": "drain first", "changes": 1}]  # fmt: skip
     result = repo.gen("review", "--against", "HEAD", "--format", "github")
     assert result.out.startswith(f"::error file={DECL},line={line},col=7,title=venturi-gen TYPE_CHANGED::")
+    assert "Breaks: new workers reading jobs already stored; old workers reading" in result.out
 
 
 def test_a_directory_as_the_base(project: Project, tmp_path_factory: pytest.TempPathFactory) -> None:
@@ -181,8 +401,7 @@ def test_a_directory_as_the_base(project: Project, tmp_path_factory: pytest.Temp
     project.write(DECL, BASE.replace("      lines: list[int]\n", ""))
     result = project.gen("review", "--against", str(base))
     assert result.code == 1
-    [line] = _lines(result.err)
-    assert "error[FIELD_REMOVED]" in line and "'lines'" in line
+    assert "error[FIELD_REMOVED]" in result.out and "'lines'" in result.out
 
 
 @needs_git
@@ -191,7 +410,7 @@ def test_errors_in_the_new_declarations_come_first(repo: Project) -> None:
     result = repo.gen("review", "--against", "HEAD")
     assert result.code == 1
     assert f"{DECL}:{_line_of(repo, '      order_id:')}:17: error[UNKNOWN_TYPE]" in result.err
-    assert "error(s) in the declarations; nothing was reviewed" in result.err
+    assert "errors in the declarations; nothing was reviewed" in result.err
 
 
 @needs_git
@@ -201,7 +420,7 @@ def test_a_base_that_does_not_validate_is_skipped_with_a_warning(repo: Project) 
     _change(repo, "      order_id: integer\n", "      order_id: int\n")
     result = repo.gen("review", "--against", "HEAD")
     assert result.code == 0
-    assert f"{DECL}:1:1: warning[REVIEW_BASE_INVALID]" in result.err
+    assert f"{DECL}:1:1: warning[REVIEW_BASE_INVALID]" in result.out
 
 
 @needs_git

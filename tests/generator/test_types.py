@@ -104,7 +104,9 @@ def build() -> Worker[AppState]:
 _RUNS = itertools.count(1)
 
 
-def _mypy(root: Path, cache: Path) -> subprocess.CompletedProcess[str]:
+def _mypy(
+    root: Path, cache: Path, packages: tuple[str, ...] = ("shop", "handlers", "merges", "app")
+) -> subprocess.CompletedProcess[str]:
     # mypy's cache trusts whole-second mtimes plus size, and a regenerated file may differ in
     # neither: move every mtime forward so each run sees the latest code.
     stamp = time.time() + 10 * next(_RUNS)
@@ -127,7 +129,7 @@ def _mypy(root: Path, cache: Path) -> subprocess.CompletedProcess[str]:
         )
     )
     return subprocess.run(
-        [sys.executable, "-m", "mypy", "--config-file", str(config), "shop", "handlers", "merges", "app"],
+        [sys.executable, "-m", "mypy", "--config-file", str(config), *packages],
         cwd=root, capture_output=True, text=True, check=False,
     )
 
@@ -180,3 +182,57 @@ def test_generated_code_and_filled_stubs_pass_mypy_and_pyright_strict_until_the_
     assert "handlers/ship.py:18: error: Argument \"label\" to \"ShipOutput\" has incompatible type" in (
         output_drift.stdout
     )
+
+
+VERSIONED = """
+venturi: 1
+module: shop
+tasks:
+  Ship:
+    kind: ship
+    version: 2
+    payload:
+      order_id: int
+    upgrades:
+      v1:
+        payload:
+          order_id: int
+          label: string
+"""
+
+NEXT_VERSION = """
+      v2:
+        payload:
+          order_id: int
+    payload:
+      order_id: string
+"""
+
+
+@pytest.mark.slow
+def test_upgrade_stubs_are_typed_against_the_old_shape_and_a_new_step_shows_the_drift(
+    project: Project, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    cache = tmp_path_factory.mktemp("mypy-cache")
+    project.write("tasks.venturi.yaml", VERSIONED)
+    assert project.gen("tasks.venturi.yaml").code == 0
+    stub = project.read("upgrades/ship_from_v1.py")
+    assert "    return Ship(order_id=old.order_id)\n" in stub  # the new shape needs no decision
+    checked = _mypy(project.root, cache, ("shop", "handlers", "upgrades"))
+    assert checked.returncode == 0, checked.stdout
+    # Version 3: step 1 must now return the shape of version 2, not the task.
+    chained = VERSIONED.replace("version: 2", "version: 3").replace(
+        "    payload:\n      order_id: int\n    upgrades:", "    upgrades:"
+    ) + NEXT_VERSION
+    project.write("tasks.venturi.yaml", chained)
+    result = project.gen("tasks.venturi.yaml")
+    assert result.code == 0, result.err
+    assert "created upgrades/ship_from_v2.py" in result.err
+    assert project.read("upgrades/ship_from_v1.py") == stub, "a stub is never overwritten"
+    drifted = _mypy(project.root, cache, ("shop", "handlers", "upgrades"))
+    assert drifted.returncode == 1
+    # The generated table holds the user's function to the next version's shape.
+    assert (
+        'error: Argument 2 to "Step" has incompatible type "Callable[[ShipV1], Ship]"; '
+        'expected "Callable[[ShipV1], ShipV2]"'
+    ) in drifted.stdout, drifted.stdout

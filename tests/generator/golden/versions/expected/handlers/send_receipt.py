@@ -1,0 +1,22 @@
+# venturi-gen handler stub for task SendReceipt of versions. This file is yours: venturi-gen never overwrites it.
+"""Handler of shop.send_receipt jobs (SendReceipt).
+
+The shop.send_receipt task.
+"""
+
+from __future__ import annotations
+
+from venturi.worker import Context, Outcome
+from versions.tasks import SendReceipt, SendReceiptCarry
+from versions.worker import SendReceiptHandlerBase
+
+# The worker's shared state (clients, pools, settings). Replace `object` with your type, or set
+# `state: package.module:Type` in the declaration file before the stubs are created.
+State = object
+
+
+class SendReceiptHandler(SendReceiptHandlerBase[State]):
+    async def handle(
+        self, task: SendReceipt, ctx: Context[SendReceiptCarry], state: State
+    ) -> Outcome[None]:
+        raise NotImplementedError("SendReceiptHandler.handle: handle SendReceipt jobs here")

@@ -1,0 +1,89 @@
+"""``venturi-gen docs``: a Markdown reference of every task, deterministic, checkable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .conftest import Project
+
+GOLDEN = Path(__file__).parent / "golden"
+
+OTHER = """
+venturi: 1
+module: mail
+tasks:
+  Notify:
+    kind: mail.notify
+    doc: |
+      Tell a user.
+      Twice | if needed.
+    priority: high
+    queue: mail
+    payload:
+      user: {type: string, doc: "Who | where", max_length: 64}
+      level: {type: enum, values: [info, warn], default: info}
+      tags: {type: "list[string]", default: []}
+    dedup: {key: [user, level], on_collision: replace}
+    concurrency_key: user
+    retry: {base: 1s, cap: 1h30m}
+    timeout: 90s
+    retention: 7d
+"""
+
+
+def test_every_task_with_its_policies_and_fields(project: Project) -> None:
+    project.write("b/tasks.venturi.yaml", (GOLDEN / "versions/input.yaml").read_text("utf-8"))
+    project.write("a/tasks.venturi.yaml", OTHER)
+    result = project.gen("docs", "b/tasks.venturi.yaml", "a/tasks.venturi.yaml")
+    assert result.code == 0, result.err
+    text = result.out
+    # Files in path order, whatever the order on the command line.
+    assert text.index("## `a/tasks.venturi.yaml`") < text.index("## `b/tasks.venturi.yaml`")
+    assert project.gen("docs", "a/tasks.venturi.yaml", "b/tasks.venturi.yaml").out == text
+    lines = text.splitlines()
+    for expected in [
+        "| Notify | `mail.notify` | `mail` | high | 1 |",
+        "- **Kind**: `mail.notify`",
+        "- **Dedup**: key `user`, `level`, on collision: replace",
+        "- **Concurrency key**: `user`",
+        "- **Retry backoff**: base 1s, cap 1h30m",
+        "- **Timeout**: 1m30s",
+        "- **Retention**: 7d",
+        "| `user` | `string, max_length 64` | required | Who \\| where |",
+        '| `level` | `enum of info, warn` | `"info"` |  |',
+        "| `tags` | `list[string]` | `[]` |  |",
+        "- **Kind**: `shop.send_receipt` (aliases: `shop.receipt`, `receipts`)",
+        "- **Version**: 3 (upgrades from version 1, 2)",
+        "- **Class**: `versions.tasks.SendReceipt`",
+        "#### Version 1 payload",
+        "Version 2 dropped the e-mail address and counts sent receipts in the carry.",
+        "| `email` | `string` | required |  |",
+        "#### Version 1 carry",
+        "| `note` | `optional[string]` | `null` |  |",
+        "Enum: `free`, `pro`.",
+    ]:
+        assert expected in lines, expected
+    assert "Tell a user.\nTwice | if needed." in text  # a task's doc is the user's Markdown
+
+
+def test_output_file_and_check_mode(project: Project) -> None:
+    project.write("pyproject.toml", '[tool.venturi]\ninputs = ["**/*.venturi.yaml"]\n')
+    project.write("a/tasks.venturi.yaml", OTHER)
+    assert project.gen("docs", "--check", "--output", "docs/tasks.md").code == 1
+    written = project.gen("docs", "--output", "docs/tasks.md")
+    assert written.code == 0 and "wrote docs/tasks.md" in written.err
+    assert project.read("docs/tasks.md") == project.gen("docs").out
+    assert project.gen("docs", "--check", "--output", "docs/tasks.md").code == 0
+    project.write("a/tasks.venturi.yaml", OTHER.replace("priority: high", "priority: low"))
+    stale = project.gen("docs", "--check", "--output", "docs/tasks.md")
+    assert stale.code == 1
+    assert "docs/tasks.md is out of date; run `venturi-gen docs --output docs/tasks.md`" in stale.err
+
+
+def test_declaration_errors_write_nothing(project: Project) -> None:
+    project.write("a/tasks.venturi.yaml", OTHER.replace("type: string, doc", "type: strng, doc"))
+    result = project.gen("docs", "a/tasks.venturi.yaml", "--output", "out.md")
+    assert result.code == 1
+    assert "error[UNKNOWN_TYPE]" in result.err and "nothing was written" in result.err
+    assert not (project.root / "out.md").exists()
+    assert project.gen("docs", "--check", "a/tasks.venturi.yaml").code == 2
