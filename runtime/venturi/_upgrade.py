@@ -72,8 +72,8 @@ class Step(Generic[A, B]):
 class Upgrades:
     """A task's declared steps, by the version they upgrade from (payload and carry apart)."""
 
-    payload: Mapping[int, Step[Any, Any]] = field(default_factory=dict)
-    carry: Mapping[int, Step[Any, Any]] = field(default_factory=dict)
+    payload: Mapping[int, Step[Any, Any]] = field(default_factory=dict[int, "Step[Any, Any]"])
+    carry: Mapping[int, Step[Any, Any]] = field(default_factory=dict[int, "Step[Any, Any]"])
 
 
 #: The upgrades of a task that declares none.

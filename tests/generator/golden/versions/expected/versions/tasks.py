@@ -9,8 +9,7 @@ venturi: no worker code and no database driver.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
-from typing import Any, ClassVar, Literal, Self, TypeAlias
+from typing import Any, Literal, Self, TypeAlias
 
 from venturi import NoCarry, Priority, Step, Task, Upgrades, codec
 
@@ -35,14 +34,14 @@ class SendReceiptCarry:
 class SendReceipt(Task[SendReceiptCarry]):
     """The shop.send_receipt task."""
 
-    KIND: ClassVar[str] = "shop.send_receipt"
-    ALIASES: ClassVar[tuple[str, ...]] = ("shop.receipt", "receipts")
-    VERSION: ClassVar[int] = 3
-    QUEUE: ClassVar[str] = "default"
-    CARRY: ClassVar[type[SendReceiptCarry]] = SendReceiptCarry
-    OUTPUT: ClassVar[None] = None
-    TIMEOUT: ClassVar[timedelta | None] = None
-    RETENTION: ClassVar[timedelta | None] = None
+    KIND = "shop.send_receipt"
+    ALIASES = ("shop.receipt", "receipts")
+    VERSION = 3
+    QUEUE = "default"
+    CARRY = SendReceiptCarry
+    OUTPUT = None
+    TIMEOUT = None
+    RETENTION = None
 
     order_id: int
     tier: Tier
@@ -129,13 +128,13 @@ class SendReceiptV2:
 class PruneCarts(Task[NoCarry]):
     """The shop.prune_carts task."""
 
-    KIND: ClassVar[str] = "shop.prune_carts"
-    VERSION: ClassVar[int] = 2
-    QUEUE: ClassVar[str] = "default"
-    CARRY: ClassVar[type[NoCarry]] = NoCarry
-    OUTPUT: ClassVar[None] = None
-    TIMEOUT: ClassVar[timedelta | None] = None
-    RETENTION: ClassVar[timedelta | None] = None
+    KIND = "shop.prune_carts"
+    VERSION = 2
+    QUEUE = "default"
+    CARRY = NoCarry
+    OUTPUT = None
+    TIMEOUT = None
+    RETENTION = None
 
     days: int
 

@@ -63,11 +63,12 @@ def register_all(worker: Worker[S], handlers: Handlers[S]) -> Worker[S]:
     wrong one.
     """
     for name, base in _BASES.items():
-        handler = getattr(handlers, name, None)
+        handler: object = getattr(handlers, name, None)
         if not isinstance(handler, base):
             raise TypeError(
                 f"Handlers.{name} must be an instance of a {base.__name__} subclass, "
                 f"got {type(handler).__name__}: no handler would run these jobs"
             )
-        worker.register(handler)
+    worker.register(handlers.send_receipt)
+    worker.register(handlers.prune_carts)
     return worker
