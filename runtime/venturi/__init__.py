@@ -8,6 +8,7 @@ worker lives in ``venturi.worker`` and backends load when a URL needs them.
 from __future__ import annotations
 
 from venturi._backoff import DEFAULT_BACKOFF, Backoff
+from venturi._bulk import BulkResult
 from venturi._codec_protocol import JsonCodec, NoCarry
 from venturi._enqueue import JobInfo
 from venturi._journal import JournalEntry, JournalEvent
@@ -26,19 +27,28 @@ from venturi.errors import (
     UnsupportedCapability,
     VenturiError,
 )
-from venturi.storage._types import CancelOutcome, EnqueueOutcome, EnqueueResult, JobState
+from venturi.storage._types import (
+    CancelOutcome,
+    EnqueueOutcome,
+    EnqueueResult,
+    JobCount,
+    JobState,
+    QueueStats,
+)
 
 __all__ = [
     "DEFAULT_BACKOFF",
     "AsyncQueue",
     "BackendUnavailable",
     "Backoff",
+    "BulkResult",
     "CancelOutcome",
     "CodecError",
     "ConfigurationError",
     "EnqueueOutcome",
     "EnqueueResult",
     "Independent",
+    "JobCount",
     "JobInfo",
     "JobNotFound",
     "JobState",
@@ -53,6 +63,7 @@ __all__ = [
     "Pending",
     "Priority",
     "Queue",
+    "QueueStats",
     "Replace",
     "Step",
     "StorageClosed",

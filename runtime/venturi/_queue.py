@@ -8,12 +8,28 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Any, TypeVar, overload
 
+from venturi._bulk import (
+    DEFAULT_BATCH_SIZE,
+    BulkAction,
+    BulkResult,
+    Counted,
+    Progress,
+    check_batch_size,
+    queue_name,
+    selection,
+)
 from venturi._clock import utcnow
 from venturi._enqueue import JobInfo, build_request, build_requests, job_info
 from venturi._task import Task
 from venturi.errors import JobNotFound
 from venturi.storage._protocol import Storage
-from venturi.storage._types import CancelOutcome, EnqueueResult
+from venturi.storage._types import (
+    CancelOutcome,
+    EnqueueResult,
+    JobSelection,
+    JobState,
+    QueueStats,
+)
 from venturi.storage._url import open_storage
 
 T = TypeVar("T", bound=Task[Any])
@@ -86,6 +102,101 @@ class Queue:
     def cancel(self, job_id: str) -> CancelOutcome:
         """Cancel a pending job, or fence a running one so its worker cannot complete it."""
         return self.storage.cancel(job_id, now=utcnow())
+
+    # -- queue controls ------------------------------------------------------------
+
+    def pause_queue(self, name: str, *, reason: str | None = None) -> bool:
+        """Stop every worker claiming from queue ``name`` until ``resume_queue``.
+
+        The pause is stored in the database, so it holds for every worker on
+        every host and survives restarts; each worker honours it at its next
+        claim. Enqueueing into the queue still works and jobs already running
+        finish. Returns False if the queue was paused already.
+        """
+        return self.storage.pause_queue(queue_name(name), now=utcnow(), reason=reason)
+
+    def resume_queue(self, name: str) -> bool:
+        """Let workers claim from queue ``name`` again; False if it was not paused."""
+        return self.storage.resume_queue(queue_name(name))
+
+    def list_queues(self) -> list[QueueStats]:
+        """Every queue with pending or running jobs, or paused: its pause, backlog, oldest ready job."""
+        return self.storage.queue_stats(now=utcnow())
+
+    # -- bulk operations -----------------------------------------------------------
+
+    def cancel_jobs(
+        self,
+        *,
+        kinds: Iterable[str] = (),
+        queues: Iterable[str] = (),
+        states: Iterable[JobState | str] = (),
+        older_than: timedelta | None = None,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        dry_run: bool = False,
+        counted: Counted | None = None,
+        progress: Progress | None = None,
+    ) -> BulkResult:
+        """Cancel every job that matches (pending and running ones unless ``states`` says).
+
+        The matching jobs are counted first (``result.matched``, also given to
+        ``counted``); then they are cancelled in transactions of ``batch_size``
+        jobs, a running one fenced like ``cancel``, and ``progress`` is told the
+        total after each batch. Jobs enqueued after the count are left alone.
+        ``dry_run`` only counts.
+        """
+        now = utcnow()
+        chosen = selection(
+            BulkAction.CANCEL, kinds=kinds, queues=queues, states=states,
+            older_than=older_than, now=now,
+        )  # fmt: skip
+        return self._bulk(BulkAction.CANCEL, chosen, now, batch_size, dry_run, counted, progress)
+
+    def retry_jobs(
+        self,
+        *,
+        kinds: Iterable[str] = (),
+        queues: Iterable[str] = (),
+        states: Iterable[JobState | str] = (),
+        older_than: timedelta | None = None,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        dry_run: bool = False,
+        counted: Counted | None = None,
+        progress: Progress | None = None,
+    ) -> BulkResult:
+        """Send every matching dead or cancelled job back to pending, as ``cancel_jobs`` cancels."""
+        now = utcnow()
+        chosen = selection(
+            BulkAction.RETRY, kinds=kinds, queues=queues, states=states,
+            older_than=older_than, now=now,
+        )  # fmt: skip
+        return self._bulk(BulkAction.RETRY, chosen, now, batch_size, dry_run, counted, progress)
+
+    def _bulk(
+        self,
+        action: BulkAction,
+        chosen: JobSelection,
+        now: datetime,
+        batch_size: int,
+        dry_run: bool,
+        counted: Counted | None,
+        progress: Progress | None,
+    ) -> BulkResult:
+        check_batch_size(batch_size)
+        count = self.storage.count_jobs(chosen)
+        if counted is not None:
+            counted(count)
+        step = self.storage.cancel_jobs if action is BulkAction.CANCEL else self.storage.retry_jobs
+        changed = batches = 0
+        after: str | None = None
+        while not dry_run and count.last_id is not None:
+            batch = step(chosen, now=now, limit=batch_size, after_id=after, up_to_id=count.last_id)
+            if batch.last_id is None:
+                break
+            changed, batches, after = changed + batch.changed, batches + 1, batch.last_id
+            if progress is not None:
+                progress(changed)
+        return BulkResult(count, changed, batches)
 
     def close(self) -> None:
         self.storage.close()

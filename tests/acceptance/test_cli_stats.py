@@ -55,7 +55,9 @@ def test_stats_counts_ages_and_throughput(database: str) -> None:
 
     table = run_cli("stats", database=database)
     assert_ok(table)
-    lines = table.stdout.splitlines()
+    kinds_table, queues_table = table.stdout.split("\n\n")
+    lines = kinds_table.splitlines()
+    assert queues_table.splitlines()[0].split()[:5] == ["QUEUE", "STATE", "PENDING", "READY", "RUNNING"]
     assert lines[0].split()[:6] == ["KIND", "PENDING", "RUNNING", "COMPLETED", "DEAD", "CANCELLED"]
     rows = {line.split()[0]: line.split() for line in lines[1:]}
     assert rows["cli_test.greet"][1] == "3"

@@ -1,8 +1,9 @@
 """The ``venturi`` command: what an operator needs without writing Python.
 
 ``venturi migrate`` prepares the schema, ``venturi worker`` runs a worker from
-an import path, ``venturi jobs`` lists, shows, cancels and retries jobs,
-``venturi stats`` reports backlog and throughput, ``venturi prune`` applies
+an import path, ``venturi jobs`` lists, shows, cancels and retries jobs (one, or
+all that match a filter), ``venturi queues`` pauses, resumes and lists
+queues, ``venturi stats`` reports backlog and throughput, ``venturi prune`` applies
 retention. Every command reads ``--database URL`` (else
 ``$VENTURI_DATABASE_URL``, else the default SQLite file). Only the standard
 library is used, so the runtime gains no dependency. See docs/cli.md.
@@ -17,7 +18,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from venturi.cli import _jobs, _migrate, _prune, _stats, _worker_cmd
+from venturi.cli import _jobs, _migrate, _prune, _queues, _stats, _worker_cmd
 from venturi.cli._errors import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
@@ -71,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="log what the command does on stderr (the worker has its own --log-level)",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (_migrate, _worker_cmd, _jobs, _stats, _prune):
+    for module in (_migrate, _worker_cmd, _jobs, _queues, _stats, _prune):
         module.register(commands)
     return parser
 

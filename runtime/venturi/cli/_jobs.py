@@ -1,7 +1,9 @@
 """``venturi jobs``: list, show, cancel and retry jobs.
 
 The chores an operator does by hand when something goes wrong: find the
-failing jobs, read their journal, stop one, send a dead one back to work.
+failing jobs, read their journal, stop one (or every one of a kind), send a
+dead one (or a whole outage's worth) back to work. Bulk cancel and retry
+print the count before they change anything and work in bounded batches.
 """
 
 from __future__ import annotations
@@ -10,14 +12,16 @@ import argparse
 import sys
 from typing import TypeVar
 
+from venturi._bulk import DEFAULT_BATCH_SIZE, BulkAction
 from venturi._clock import utcnow
-from venturi.cli._args import SubParsers, comma_list, positive_int
+from venturi._queue import Queue
+from venturi.cli._args import SubParsers, comma_list, duration, positive_int
 from venturi.cli._database import add_database_option, open_storage
-from venturi.cli._errors import CliError
+from venturi.cli._errors import CliError, UsageError
 from venturi.cli._job_view import LIST_HEADERS, job_json, list_row, write_details
-from venturi.cli._output import write_json, write_table
-from venturi.errors import JobNotFound
-from venturi.storage._types import CancelOutcome, JobFilter, JobState
+from venturi.cli._output import DURATION_HELP, write_json, write_table
+from venturi.errors import ConfigurationError, JobNotFound
+from venturi.storage._types import CancelOutcome, JobCount, JobFilter, JobState
 
 T = TypeVar("T")
 
@@ -71,25 +75,57 @@ def register(commands: SubParsers) -> None:
 
     cancel = actions.add_parser(
         "cancel",
-        help="cancel a pending job, or revoke the lease of a running one",
+        help="cancel a job, or every job matching a filter",
         description=(
             "Cancel a pending job, or revoke the lease of a running one so that its worker "
             "cannot complete it. Cancelling an already cancelled job succeeds; a completed or "
-            "dead job is an error."
+            "dead job is an error. With filters instead of an ID, cancel every pending or "
+            "running job that matches: the count is printed first, then jobs are cancelled "
+            "in transactions of --batch-size."
         ),
     )
     add_database_option(cancel)
-    cancel.add_argument("job_id", metavar="ID")
+    cancel.add_argument("job_id", metavar="ID", nargs="?")
+    _add_bulk_options(cancel, "pending,running")
     cancel.set_defaults(handler=run_cancel)
 
     retry = actions.add_parser(
         "retry",
-        help="send a dead or cancelled job back to pending",
-        description="Send a dead or cancelled job back to pending, to run again at once.",
+        help="send a dead or cancelled job (or every matching one) back to pending",
+        description=(
+            "Send a dead or cancelled job back to pending, to run again at once. With filters "
+            "instead of an ID, retry every dead or cancelled job that matches, counted first, "
+            "in transactions of --batch-size."
+        ),
     )
     add_database_option(retry)
-    retry.add_argument("job_id", metavar="ID")
+    retry.add_argument("job_id", metavar="ID", nargs="?")
+    _add_bulk_options(retry, "dead,cancelled")
     retry.set_defaults(handler=run_retry)
+
+
+def _add_bulk_options(parser: argparse.ArgumentParser, states: str) -> None:
+    group = parser.add_argument_group("selecting many jobs (instead of an ID)")
+    group.add_argument("--kind", action="append", type=comma_list, default=[], help="task KIND")
+    group.add_argument("--queue", action="append", type=comma_list, default=[], help="queue name")
+    group.add_argument(
+        "--state", action="append", type=_states, default=[], help=f"among {states} (default: both)"
+    )
+    group.add_argument(
+        "--older-than",
+        type=duration,
+        metavar="DURATION",
+        help=f"enqueued longer ago than this ({DURATION_HELP})",
+    )
+    group.add_argument("--all", action="store_true", help="every job in the states above")
+    group.add_argument("--dry-run", action="store_true", help="print the count, change nothing")
+    group.add_argument(
+        "--batch-size",
+        type=positive_int,
+        default=DEFAULT_BATCH_SIZE,
+        metavar="N",
+        help=f"jobs per transaction (default {DEFAULT_BATCH_SIZE})",
+    )
 
 
 def _flatten(groups: list[list[T]]) -> tuple[T, ...]:
@@ -126,7 +162,57 @@ def run_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bulk_requested(args: argparse.Namespace, action: BulkAction) -> bool:
+    """Whether the command acts on a selection; a usage error if it names both or neither."""
+    filters = bool(args.kind or args.queue or args.state or args.older_than is not None)
+    if args.job_id is not None:
+        if filters or args.all or args.dry_run:
+            raise UsageError(
+                f"give either a job ID or filters (--kind, --queue, --state, --older-than, --all) "
+                f"to {action.value}, not both"
+            )
+        return False
+    if not filters and not args.all:
+        raise UsageError(
+            f"give a job ID, or filters to {action.value} every matching job: --kind, --queue, "
+            "--state, --older-than (or --all for every one)"
+        )
+    return True
+
+
+def _run_bulk(args: argparse.Namespace, action: BulkAction) -> int:
+    verb = {BulkAction.CANCEL: "cancelled", BulkAction.RETRY: "sent back to pending"}[action]
+
+    def counted(count: JobCount) -> None:
+        parts = ", ".join(f"{state.value}: {n}" for state, n in sorted(count.by_state.items()))
+        print(f"{count.total} job{'' if count.total == 1 else 's'} match" + (f" ({parts})" if parts else ""))
+        sys.stdout.flush()
+
+    def progress(done: int) -> None:
+        print(f"  {done} {verb} so far", file=sys.stderr)
+
+    with open_storage(args.database) as storage:
+        queue = Queue(storage, migrate=False)  # the storage is closed by open_storage
+        run = queue.cancel_jobs if action is BulkAction.CANCEL else queue.retry_jobs
+        try:
+            outcome = run(
+                kinds=_flatten(args.kind), queues=_flatten(args.queue), states=_flatten(args.state),
+                older_than=args.older_than, batch_size=args.batch_size, dry_run=args.dry_run,
+                counted=counted, progress=progress,
+            )  # fmt: skip
+        except ConfigurationError as exc:  # a selection the action cannot apply to
+            raise UsageError(str(exc)) from None
+    if args.dry_run:
+        print(f"dry run: nothing {verb}")
+    else:
+        batches = f" in {outcome.batches} batch{'' if outcome.batches == 1 else 'es'}" if outcome.batches else ""
+        print(f"{outcome.changed} job{'' if outcome.changed == 1 else 's'} {verb}{batches}")
+    return 0
+
+
 def run_cancel(args: argparse.Namespace) -> int:
+    if _bulk_requested(args, BulkAction.CANCEL):
+        return _run_bulk(args, BulkAction.CANCEL)
     with open_storage(args.database) as storage:
         outcome = storage.cancel(args.job_id, now=utcnow())
         job = storage.get(args.job_id) if outcome is CancelOutcome.ALREADY_FINISHED else None
@@ -145,6 +231,8 @@ def run_cancel(args: argparse.Namespace) -> int:
 
 
 def run_retry(args: argparse.Namespace) -> int:
+    if _bulk_requested(args, BulkAction.RETRY):
+        return _run_bulk(args, BulkAction.RETRY)
     with open_storage(args.database) as storage:
         job = storage.get(args.job_id)
         if job is None:

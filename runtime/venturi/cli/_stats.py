@@ -2,7 +2,8 @@
 
 Per kind: counts by state, the age of the oldest pending job (the first sign
 of workers falling behind) and jobs finished over the last 1, 5 and 15
-minutes (throughput).
+minutes (throughput). Per queue: whether it is paused, its pending, ready
+and running jobs, and how long its oldest ready job has waited.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from venturi._clock import utcnow
+from venturi.cli import _queues
 from venturi.cli._args import SubParsers
 from venturi.cli._database import add_database_option, open_storage
 from venturi.cli._output import NONE, format_duration, iso, write_json, write_table
@@ -26,7 +28,8 @@ def register(commands: SubParsers) -> None:
         help="counts per kind and state, oldest pending age, recent throughput",
         description=(
             "Per kind: jobs in each state, the age of the oldest pending job, and jobs "
-            f"finished in the last {', '.join(map(str, WINDOWS))} minutes."
+            f"finished in the last {', '.join(map(str, WINDOWS))} minutes. Per queue: paused or "
+            "not, pending, ready and running jobs, and the age of the oldest ready job."
         ),
     )
     add_database_option(parser)
@@ -81,20 +84,26 @@ def run(args: argparse.Namespace) -> int:
     now = utcnow()
     with open_storage(args.database) as storage:
         rows = sorted(storage.stats(now=now, windows_minutes=WINDOWS), key=lambda r: r.kind)
+        queues = storage.queue_stats(now=now)
     if args.json:
-        write_json(_as_json(rows, now))
+        document = _as_json(rows, now)
+        document["queues"] = [_queues.as_json(q, now) for q in queues]
+        write_json(document)
         return 0
     if not rows:
         print("no jobs")
-        return 0
-    headers = [
-        "KIND",
-        *(state.value.upper() for state in JobState),
-        "OLDEST PENDING",
-        *(f"DONE/{m}M" for m in WINDOWS),
-    ]
-    table = [_table_row(row, now) for row in rows]
-    if len(rows) > 1:
-        table.append(_total_row(rows))
-    write_table(headers, table)
+    else:
+        headers = [
+            "KIND",
+            *(state.value.upper() for state in JobState),
+            "OLDEST PENDING",
+            *(f"DONE/{m}M" for m in WINDOWS),
+        ]
+        table = [_table_row(row, now) for row in rows]
+        if len(rows) > 1:
+            table.append(_total_row(rows))
+        write_table(headers, table)
+    if queues:
+        print()
+        write_table(_queues.HEADERS, [_queues.table_row(q, now) for q in queues])
     return 0

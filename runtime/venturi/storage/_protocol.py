@@ -16,14 +16,18 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from venturi.storage._types import (
+    BulkBatch,
     CancelOutcome,
     Capabilities,
     ClaimedJob,
     ClaimRequest,
     EnqueueRequest,
     EnqueueResult,
+    JobCount,
     JobFilter,
+    JobSelection,
     KindStats,
+    QueueStats,
     RunResult,
     StoredJob,
 )
@@ -81,6 +85,53 @@ class Storage(Protocol):
         """Delete at most ``limit`` terminal jobs whose retention has passed; return how many."""
         ...
 
+    # -- queue controls and bulk operations ------------------------------------
+
+    def pause_queue(self, queue: str, *, now: datetime, reason: str | None = None) -> bool:
+        """Stop every worker claiming from ``queue`` (persisted); False if already paused.
+
+        The claim leaves paused queues out in its own transaction; enqueueing
+        still works and running jobs finish.
+        """
+        ...
+
+    def resume_queue(self, queue: str) -> bool:
+        """Let workers claim from ``queue`` again; False if it was not paused."""
+        ...
+
+    def queue_stats(self, *, now: datetime) -> list[QueueStats]:
+        """Every queue with pending or running jobs, or paused, by name."""
+        ...
+
+    def count_jobs(self, selection: JobSelection) -> JobCount:
+        """How many jobs ``selection`` matches (its ``states`` are never empty), by state."""
+        ...
+
+    def cancel_jobs(
+        self,
+        selection: JobSelection,
+        *,
+        now: datetime,
+        limit: int,
+        after_id: str | None,
+        up_to_id: str,
+    ) -> BulkBatch:
+        """Cancel the next ``limit`` selected jobs with ids in (``after_id``, ``up_to_id``],
+        in id order, in one transaction (selected states: pending and/or running)."""
+        ...
+
+    def retry_jobs(
+        self,
+        selection: JobSelection,
+        *,
+        now: datetime,
+        limit: int,
+        after_id: str | None,
+        up_to_id: str,
+    ) -> BulkBatch:
+        """``cancel_jobs`` for sending dead or cancelled jobs back to pending."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -107,6 +158,34 @@ class AsyncStorage(Protocol):
     async def list_jobs(self, job_filter: JobFilter) -> list[StoredJob]: ...
 
     async def prune(self, *, now: datetime, limit: int) -> int: ...
+
+    async def pause_queue(self, queue: str, *, now: datetime, reason: str | None = None) -> bool: ...
+
+    async def resume_queue(self, queue: str) -> bool: ...
+
+    async def queue_stats(self, *, now: datetime) -> list[QueueStats]: ...
+
+    async def count_jobs(self, selection: JobSelection) -> JobCount: ...
+
+    async def cancel_jobs(
+        self,
+        selection: JobSelection,
+        *,
+        now: datetime,
+        limit: int,
+        after_id: str | None,
+        up_to_id: str,
+    ) -> BulkBatch: ...
+
+    async def retry_jobs(
+        self,
+        selection: JobSelection,
+        *,
+        now: datetime,
+        limit: int,
+        after_id: str | None,
+        up_to_id: str,
+    ) -> BulkBatch: ...
 
     # -- worker side -----------------------------------------------------------
 

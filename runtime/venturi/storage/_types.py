@@ -211,6 +211,64 @@ class JobFilter:
 
 
 @dataclass(frozen=True, slots=True)
+class JobSelection:
+    """The jobs a bulk operation (``Queue.cancel_jobs``, ``Queue.retry_jobs``) acts on.
+
+    Empty tuples mean any; every given criterion must hold. ``created_before``
+    selects jobs enqueued before that time (``--older-than`` on the command line).
+    """
+
+    kinds: tuple[str, ...] = ()
+    queues: tuple[str, ...] = ()
+    states: tuple[JobState, ...] = ()
+    created_before: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class JobCount:
+    """How many jobs a selection matches, by state, and the highest matching id.
+
+    A bulk operation stops at ``last_id``: jobs enqueued after the count are
+    not touched, so the count printed before acting is the most it can change.
+    """
+
+    by_state: dict[JobState, int] = field(default_factory=dict[JobState, int])
+    last_id: str | None = None
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_state.values())
+
+
+class BulkBatch(NamedTuple):
+    """One committed batch of a bulk operation."""
+
+    changed: int  # jobs the batch changed
+    last_id: str | None  # the highest id the batch looked at; None: nothing was left
+
+
+@dataclass(frozen=True, slots=True)
+class QueueStats:
+    """One queue: paused or not, its backlog, and how long its oldest ready job has waited.
+
+    Ready jobs are pending ones whose ``run_at`` has come; ``oldest_ready_at`` is
+    the earliest such ``run_at`` (the time that job became ready).
+    """
+
+    queue: str
+    paused_at: datetime | None = None
+    pause_reason: str | None = None
+    pending: int = 0
+    ready: int = 0
+    running: int = 0
+    oldest_ready_at: datetime | None = None
+
+    @property
+    def paused(self) -> bool:
+        return self.paused_at is not None
+
+
+@dataclass(frozen=True, slots=True)
 class KindStats:
     kind: str
     counts: dict[JobState, int] = field(default_factory=dict[JobState, int])

@@ -34,13 +34,28 @@ def cancel(
     state, run_count = rows[0]
     if state in _TERMINAL:
         return CancelOutcome.ALREADY_FINISHED
-    running = state == "running"
-    note = "cancelled while running; the lease was revoked" if running else "cancelled"
-    entry = JournalEntry(at=now, run=run_count, event=JournalEvent.CANCELLED, note=note)
+    yield cancel_stmt(queries, job_id, state, run_count, now, retention)
+    return CancelOutcome.FENCED if state == "running" else CancelOutcome.CANCELLED
+
+
+_CANCEL_NOTE = {"pending": "cancelled", "running": "cancelled while running; the lease was revoked"}
+
+
+def cancel_stmt(
+    queries: dict[str, str],
+    job_id: str,
+    state: str,
+    run_count: int,
+    now: datetime,
+    retention: timedelta,
+    *,
+    wait: bool = True,
+) -> Stmt:
+    """The statement cancelling one locked pending or running job, with its journal entry."""
+    entry = JournalEntry(now, run_count, JournalEvent.CANCELLED, _CANCEL_NOTE[state])
     params = journal_params(entry)
     params.update(id=job_id, now=aware(now), purge_after=now + retention)
-    yield Stmt(queries["cancel_job"], params)
-    return CancelOutcome.FENCED if running else CancelOutcome.CANCELLED
+    return Stmt(queries["cancel_job"], params, wait=wait)
 
 
 def retry(queries: dict[str, str], job_id: str, now: datetime) -> Steps[bool]:
@@ -48,13 +63,24 @@ def retry(queries: dict[str, str], job_id: str, now: datetime) -> Steps[bool]:
     if not rows or rows[0][0] not in ("dead", "cancelled"):
         return False
     state, run_count = rows[0]
-    entry = JournalEntry(
-        at=now, run=run_count, event=JournalEvent.RETRIED, note=f"sent back to pending from {state}"
-    )
+    yield retry_stmt(queries, job_id, state, run_count, now)
+    return True
+
+
+def retry_stmt(
+    queries: dict[str, str],
+    job_id: str,
+    state: str,
+    run_count: int,
+    now: datetime,
+    *,
+    wait: bool = True,
+) -> Stmt:
+    """The statement sending one locked dead or cancelled job back to pending."""
+    entry = JournalEntry(now, run_count, JournalEvent.RETRIED, f"sent back to pending from {state}")
     params = journal_params(entry)
     params.update(id=job_id, now=aware(now))
-    yield Stmt(queries["retry_job"], params)
-    return True
+    return Stmt(queries["retry_job"], params, wait=wait)
 
 
 def list_jobs(queries: dict[str, str], job_filter: JobFilter) -> Steps[list[StoredJob]]:

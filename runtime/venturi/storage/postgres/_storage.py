@@ -30,15 +30,19 @@ from psycopg_pool import ConnectionPool
 
 from venturi.errors import ConfigurationError
 from venturi.storage._types import (
+    BulkBatch,
     CancelOutcome,
     Capabilities,
     EnqueueRequest,
     EnqueueResult,
+    JobCount,
     JobFilter,
+    JobSelection,
     KindStats,
+    QueueStats,
     StoredJob,
 )
-from venturi.storage.postgres import _operator, _producer, _schema
+from venturi.storage.postgres import _operator, _producer, _queues, _schema
 from venturi.storage.postgres._config import (
     CAPABILITIES,
     DEFAULT_RECONNECT_TIMEOUT,
@@ -206,6 +210,60 @@ class PostgresStorage:
             what="count pending jobs",
             atomic=False,
         )
+
+    # -- queue controls and bulk operations ----------------------------------------
+
+    def pause_queue(self, queue: str, *, now: datetime, reason: str | None = None) -> bool:
+        return self._run(
+            lambda: _queues.pause(self._queries, queue, now, reason), what="pause a queue"
+        )
+
+    def resume_queue(self, queue: str) -> bool:
+        return self._run(lambda: _queues.resume(self._queries, queue), what="resume a queue")
+
+    def queue_stats(self, *, now: datetime) -> list[QueueStats]:
+        return self._run(
+            lambda: _queues.queue_stats(self._queries, now), what="read queue statistics"
+        )
+
+    def count_jobs(self, selection: JobSelection) -> JobCount:
+        return self._run(
+            lambda: _queues.count(self._queries, selection), what="count jobs", atomic=False
+        )
+
+    def cancel_jobs(
+        self,
+        selection: JobSelection,
+        *,
+        now: datetime,
+        limit: int,
+        after_id: str | None,
+        up_to_id: str,
+    ) -> BulkBatch:
+        return self._run(
+            lambda: _queues.cancel_batch(
+                self._queries, selection, now=now, limit=limit, after_id=after_id,
+                up_to_id=up_to_id, retention=self._retention,
+            ),
+            what="cancel jobs",
+        )  # fmt: skip
+
+    def retry_jobs(
+        self,
+        selection: JobSelection,
+        *,
+        now: datetime,
+        limit: int,
+        after_id: str | None,
+        up_to_id: str,
+    ) -> BulkBatch:
+        return self._run(
+            lambda: _queues.retry_batch(
+                self._queries, selection, now=now, limit=limit, after_id=after_id,
+                up_to_id=up_to_id,
+            ),
+            what="retry jobs",
+        )  # fmt: skip
 
     def close(self) -> None:
         self._pool.close()

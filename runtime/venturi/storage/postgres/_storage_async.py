@@ -32,18 +32,22 @@ from psycopg_pool import AsyncConnectionPool
 
 from venturi.errors import ConfigurationError
 from venturi.storage._types import (
+    BulkBatch,
     CancelOutcome,
     Capabilities,
     ClaimedJob,
     ClaimRequest,
     EnqueueRequest,
     EnqueueResult,
+    JobCount,
     JobFilter,
+    JobSelection,
     KindStats,
+    QueueStats,
     RunResult,
     StoredJob,
 )
-from venturi.storage.postgres import _leases, _operator, _producer, _schema
+from venturi.storage.postgres import _leases, _operator, _producer, _queues, _schema
 from venturi.storage.postgres._config import (
     CAPABILITIES,
     DEFAULT_RECONNECT_TIMEOUT,
@@ -251,6 +255,58 @@ class AsyncPostgresStorage:
             what="count pending jobs",
             atomic=False,
         )
+
+    # -- queue controls and bulk operations ----------------------------------------
+
+    async def pause_queue(self, queue: str, *, now: datetime, reason: str | None = None) -> bool:
+        return await self._run(lambda: _queues.pause(self._queries, queue, now, reason), what="pause a queue")
+
+    async def resume_queue(self, queue: str) -> bool:
+        return await self._run(lambda: _queues.resume(self._queries, queue), what="resume a queue")
+
+    async def queue_stats(self, *, now: datetime) -> list[QueueStats]:
+        return await self._run(
+            lambda: _queues.queue_stats(self._queries, now), what="read queue statistics"
+        )
+
+    async def count_jobs(self, selection: JobSelection) -> JobCount:
+        return await self._run(
+            lambda: _queues.count(self._queries, selection), what="count jobs", atomic=False
+        )
+
+    async def cancel_jobs(
+        self,
+        selection: JobSelection,
+        *,
+        now: datetime,
+        limit: int,
+        after_id: str | None,
+        up_to_id: str,
+    ) -> BulkBatch:
+        return await self._run(
+            lambda: _queues.cancel_batch(
+                self._queries, selection, now=now, limit=limit, after_id=after_id,
+                up_to_id=up_to_id, retention=self._retention,
+            ),
+            what="cancel jobs",
+        )  # fmt: skip
+
+    async def retry_jobs(
+        self,
+        selection: JobSelection,
+        *,
+        now: datetime,
+        limit: int,
+        after_id: str | None,
+        up_to_id: str,
+    ) -> BulkBatch:
+        return await self._run(
+            lambda: _queues.retry_batch(
+                self._queries, selection, now=now, limit=limit, after_id=after_id,
+                up_to_id=up_to_id,
+            ),
+            what="retry jobs",
+        )  # fmt: skip
 
     # -- worker --------------------------------------------------------------------
     async def claim(  # async-only

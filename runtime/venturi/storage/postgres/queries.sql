@@ -162,8 +162,10 @@ FROM u
 -- ON keeps one job per key within the batch. The leasing UPDATE is driven
 -- by primary key (id = ANY(ARRAY(...))): joined to the CTE instead, the
 -- planner's estimates made it hash-join a sequential scan of the whole
--- table, a cost growing with every finished job. Times come from the caller
--- (claim(now=...)), like every other time this backend stores. The first
+-- table, a cost growing with every finished job. Paused queues
+-- (queue_pauses) are taken out of the requested ones first, once per claim.
+-- Times come from the caller (claim(now=...)), like every other time this
+-- backend stores. The first
 -- "start" picked jobs in claim order start at once: their runs are marked
 -- started (run_started); the others wait in the worker and are marked later.
 WITH cand AS MATERIALIZED (
@@ -171,7 +173,9 @@ WITH cand AS MATERIALIZED (
     FROM {schema}.jobs AS j
     WHERE j.state = 'pending'
       AND j.run_at <= %(now)s
-      AND j.queue = ANY(%(queues)s::text[])
+      AND j.queue = ANY(ARRAY(
+              SELECT q FROM unnest(%(queues)s::text[]) AS q
+              WHERE NOT EXISTS (SELECT 1 FROM {schema}.queue_pauses AS p WHERE p.queue = q)))
       AND j.kind = ANY(%(kinds)s::text[])
       AND (j.concurrency_key IS NULL OR NOT EXISTS (
               SELECT 1 FROM {schema}.concurrency_locks AS l WHERE l.key = j.concurrency_key))
@@ -413,3 +417,61 @@ gone AS (
     DELETE FROM {schema}.jobs AS j USING d WHERE j.id = d.id RETURNING 1
 )
 SELECT count(*) FROM gone
+
+-- ---------------------------------------------------------------- queue controls
+
+-- name: pause_queue
+INSERT INTO {schema}.queue_pauses (queue, paused_at, reason)
+VALUES (%(queue)s, %(now)s, %(reason)s)
+ON CONFLICT (queue) DO NOTHING
+RETURNING queue
+
+-- name: resume_queue
+-- The NOTIFY (delivered at commit) wakes idle workers of that queue at once.
+WITH d AS (
+    DELETE FROM {schema}.queue_pauses WHERE queue = %(queue)s RETURNING queue
+)
+SELECT pg_notify({channel}, d.queue) FROM d
+
+-- name: queue_pauses
+SELECT queue, paused_at, reason FROM {schema}.queue_pauses
+
+-- name: pending_by_queue
+SELECT queue, count(*), count(*) FILTER (WHERE run_at <= %(now)s),
+       min(run_at) FILTER (WHERE run_at <= %(now)s)
+FROM {schema}.jobs
+WHERE state = 'pending'
+GROUP BY queue
+
+-- name: running_by_queue
+SELECT queue, count(*) FROM {schema}.jobs WHERE state = 'running' GROUP BY queue
+
+-- ---------------------------------------------------------------- bulk operations
+
+-- name: count_selected
+-- A bulk operation's selection, counted by state. NULL kinds, queues or
+-- created_before mean "any"; states is never empty.
+SELECT state, count(*), max(id)
+FROM {schema}.jobs
+WHERE state = ANY(%(states)s::text[])
+  AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
+  AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+  AND (%(created_before)s::timestamptz IS NULL OR created_at < %(created_before)s::timestamptz)
+GROUP BY state
+
+-- name: lock_selected
+-- One batch of a bulk operation: the next selected jobs in id order, after
+-- %(after_id)s (NULL: from the start) and up to %(up_to_id)s (the highest id
+-- the count saw), locked until the batch commits. A row a claim changes
+-- meanwhile is re-checked against the selection once its lock is free.
+SELECT id, state, run_count
+FROM {schema}.jobs
+WHERE state = ANY(%(states)s::text[])
+  AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
+  AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+  AND (%(created_before)s::timestamptz IS NULL OR created_at < %(created_before)s::timestamptz)
+  AND (%(after_id)s::text IS NULL OR id > %(after_id)s::text)
+  AND id <= %(up_to_id)s::text
+ORDER BY id
+LIMIT %(limit)s
+FOR UPDATE

@@ -6,6 +6,7 @@ queues with one ``IN`` would sort every ready row of them instead), merges
 the queues in Python, keeps the first job per concurrency key, and leases
 the chosen rows with one ``UPDATE ... RETURNING``. The journal of the jobs
 that have one is read with a single extra query for the whole batch.
+Paused queues (``queue_pauses``) are left out before anything is scanned.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def claim(
     select = queries["claim_candidates"]
     per_queue = [
         conn.execute(select, (queue, now_s, kinds, request.limit)).fetchall()
-        for queue in dict.fromkeys(request.queues)
+        for queue in _unpaused(conn, queries, request.queues)
     ]
     rowids = _choose(per_queue, request.limit)
     if not rowids:
@@ -78,8 +79,16 @@ def any_ready(
     select = queries["claim_candidates"]
     return any(
         conn.execute(select, (queue, now_s, kinds, 1)).fetchone() is not None
-        for queue in request.queues
+        for queue in _unpaused(conn, queries, request.queues)
     )
+
+
+def _unpaused(
+    conn: sqlite3.Connection, queries: dict[str, str], queues: Sequence[str]
+) -> list[str]:
+    """The requested queues, once each, less those paused (one read of a tiny table)."""
+    paused = {queue for (queue,) in conn.execute(queries["paused_queues"])}
+    return [queue for queue in dict.fromkeys(queues) if queue not in paused]
 
 
 def _choose(per_queue: Sequence[list[Any]], limit: int) -> list[int]:

@@ -53,26 +53,67 @@ def cancel(
     state, run_count = row
     if state in _TERMINAL:
         return CancelOutcome.ALREADY_FINISHED
-    running = state == "running"
-    # For a running job, clearing the lease token is the fence: the worker's
-    # result no longer matches and its next heartbeat reports the lease lost.
-    note = "cancelled while running; the lease was revoked" if running else "cancelled"
-    conn.execute(queries["cancel_job"], (job_id, epoch(now), epoch(now + retention)))
-    entry = JournalEntry(at=now, run=run_count, event=JournalEvent.CANCELLED, note=note)
-    conn.execute(queries["insert_journal"], journal_params(job_id, entry))
-    return CancelOutcome.FENCED if running else CancelOutcome.CANCELLED
+    cancel_rows(conn, queries, [(job_id, state, run_count)], now, retention)
+    return CancelOutcome.FENCED if state == "running" else CancelOutcome.CANCELLED
+
+
+def cancel_rows(
+    conn: sqlite3.Connection,
+    queries: dict[str, str],
+    rows: Sequence[tuple[str, str, int]],
+    now: datetime,
+    retention: timedelta,
+) -> None:
+    """Cancel the given (id, state, run_count) jobs, each pending or running, with a journal entry.
+
+    For a running job, clearing the lease token is the fence: the worker's
+    result no longer matches and its next heartbeat reports the lease lost.
+    """
+    now_s, purge_s = epoch(now), epoch(now + retention)
+    conn.executemany(queries["cancel_job"], [(job_id, now_s, purge_s) for job_id, _, _ in rows])
+    conn.executemany(
+        queries["insert_journal"],
+        [
+            journal_params(job_id, JournalEntry(now, run_count, JournalEvent.CANCELLED, _CANCEL_NOTE[state]))
+            for job_id, state, run_count in rows
+        ],
+    )
+
+
+_CANCEL_NOTE = {"pending": "cancelled", "running": "cancelled while running; the lease was revoked"}
 
 
 def retry(conn: sqlite3.Connection, queries: dict[str, str], job_id: str, now: datetime) -> bool:
     row = conn.execute(queries["job_state"], (job_id,)).fetchone()
     if row is None or row[0] not in ("dead", "cancelled"):
         return False
-    conn.execute(queries["retry_job"], (job_id, epoch(now)))
-    entry = JournalEntry(
-        at=now, run=row[1], event=JournalEvent.RETRIED, note=f"sent back to pending from {row[0]}"
-    )
-    conn.execute(queries["insert_journal"], journal_params(job_id, entry))
+    retry_rows(conn, queries, [(job_id, row[0], row[1])], now)
     return True
+
+
+def retry_rows(
+    conn: sqlite3.Connection,
+    queries: dict[str, str],
+    rows: Sequence[tuple[str, str, int]],
+    now: datetime,
+) -> None:
+    """Send the given (id, state, run_count) jobs, each dead or cancelled, back to pending.
+
+    One ``retry_job`` after the other: a job that meets a pending job with its
+    dedup key (one retried just before it, say) gives its key up.
+    """
+    now_s = epoch(now)
+    conn.executemany(queries["retry_job"], [(job_id, now_s) for job_id, _, _ in rows])
+    conn.executemany(
+        queries["insert_journal"],
+        [
+            journal_params(
+                job_id,
+                JournalEntry(now, run_count, JournalEvent.RETRIED, f"sent back to pending from {state}"),
+            )
+            for job_id, state, run_count in rows
+        ],
+    )
 
 
 def list_jobs(

@@ -20,18 +20,22 @@ from typing import Any, TypeVar
 from venturi.errors import SchemaOutOfDate, StorageClosed, UnsupportedCapability
 from venturi.storage._sql import load_queries
 from venturi.storage._types import (
+    BulkBatch,
     CancelOutcome,
     Capabilities,
     ClaimedJob,
     ClaimRequest,
     EnqueueRequest,
     EnqueueResult,
+    JobCount,
     JobFilter,
+    JobSelection,
     KindStats,
+    QueueStats,
     RunResult,
     StoredJob,
 )
-from venturi.storage.sqlite import _claim, _finish, _operator, _producer, _schema
+from venturi.storage.sqlite import _claim, _finish, _operator, _producer, _queues, _schema
 from venturi.storage.sqlite._connection import (
     Synchronous,
     connect,
@@ -179,6 +183,52 @@ class SqliteStorage:
 
     def pending_counts_by_kind(self) -> dict[str, int]:
         return self._read(lambda: _operator.pending_counts_by_kind(self._conn, self._queries))
+
+    # -- queue controls and bulk operations ----------------------------------------
+
+    def pause_queue(self, queue: str, *, now: datetime, reason: str | None = None) -> bool:
+        return self._write(lambda: _queues.pause(self._conn, self._queries, queue, now, reason))
+
+    def resume_queue(self, queue: str) -> bool:
+        return self._write(lambda: _queues.resume(self._conn, self._queries, queue))
+
+    def queue_stats(self, *, now: datetime) -> list[QueueStats]:
+        return self._read(lambda: _queues.queue_stats(self._conn, self._queries, now))
+
+    def count_jobs(self, selection: JobSelection) -> JobCount:
+        return self._read(lambda: _queues.count(self._conn, self._queries, selection))
+
+    def cancel_jobs(
+        self,
+        selection: JobSelection,
+        *,
+        now: datetime,
+        limit: int,
+        after_id: str | None,
+        up_to_id: str,
+    ) -> BulkBatch:
+        return self._write(
+            lambda: _queues.cancel_batch(
+                self._conn, self._queries, selection, now=now, limit=limit,
+                after_id=after_id, up_to_id=up_to_id, retention=self._retention,
+            )
+        )  # fmt: skip
+
+    def retry_jobs(
+        self,
+        selection: JobSelection,
+        *,
+        now: datetime,
+        limit: int,
+        after_id: str | None,
+        up_to_id: str,
+    ) -> BulkBatch:
+        return self._write(
+            lambda: _queues.retry_batch(
+                self._conn, self._queries, selection, now=now, limit=limit,
+                after_id=after_id, up_to_id=up_to_id,
+            )
+        )  # fmt: skip
 
     # -- worker --------------------------------------------------------------------
 

@@ -16,14 +16,18 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from venturi.storage._types import (
+    BulkBatch,
     CancelOutcome,
     Capabilities,
     ClaimedJob,
     ClaimRequest,
     EnqueueRequest,
     EnqueueResult,
+    JobCount,
     JobFilter,
+    JobSelection,
     KindStats,
+    QueueStats,
     RunResult,
     StoredJob,
 )
@@ -95,6 +99,44 @@ class AsyncSqliteStorage:
 
     async def pending_counts_by_kind(self) -> dict[str, int]:
         return self.sync.pending_counts_by_kind()
+
+    async def pause_queue(self, queue: str, *, now: datetime, reason: str | None = None) -> bool:
+        return self.sync.pause_queue(queue, now=now, reason=reason)
+
+    async def resume_queue(self, queue: str) -> bool:
+        return self.sync.resume_queue(queue)
+
+    async def queue_stats(self, *, now: datetime) -> list[QueueStats]:
+        return self.sync.queue_stats(now=now)
+
+    async def count_jobs(self, selection: JobSelection) -> JobCount:
+        return self.sync.count_jobs(selection)
+
+    async def cancel_jobs(
+        self,
+        selection: JobSelection,
+        *,
+        now: datetime,
+        limit: int,
+        after_id: str | None,
+        up_to_id: str,
+    ) -> BulkBatch:
+        return self.sync.cancel_jobs(
+            selection, now=now, limit=limit, after_id=after_id, up_to_id=up_to_id
+        )
+
+    async def retry_jobs(
+        self,
+        selection: JobSelection,
+        *,
+        now: datetime,
+        limit: int,
+        after_id: str | None,
+        up_to_id: str,
+    ) -> BulkBatch:
+        return self.sync.retry_jobs(
+            selection, now=now, limit=limit, after_id=after_id, up_to_id=up_to_id
+        )
 
     async def close(self) -> None:
         self.sync.close()

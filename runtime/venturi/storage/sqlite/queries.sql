@@ -244,3 +244,55 @@ DELETE FROM journal WHERE job_id IN (SELECT value FROM json_each(?1))
 
 -- name: delete_jobs
 DELETE FROM jobs WHERE id IN (SELECT value FROM json_each(?1))
+
+-- ---------------------------------------------------------------- queue controls
+
+-- name: paused_queues
+SELECT queue FROM queue_pauses
+
+-- name: queue_pauses
+SELECT queue, paused_at, reason FROM queue_pauses
+
+-- name: pause_queue
+INSERT INTO queue_pauses (queue, paused_at, reason) VALUES (?1, ?2, ?3)
+ON CONFLICT (queue) DO NOTHING
+
+-- name: resume_queue
+DELETE FROM queue_pauses WHERE queue = ?1
+
+-- name: pending_by_queue
+-- Served by the partial jobs_ready index (queue and run_at are in it).
+SELECT queue, count(*), sum(run_at <= ?1), min(CASE WHEN run_at <= ?1 THEN run_at END)
+FROM jobs
+WHERE state = 'pending'
+GROUP BY queue
+
+-- name: running_by_queue
+SELECT queue, count(*) FROM jobs WHERE state = 'running' GROUP BY queue
+
+-- ---------------------------------------------------------------- bulk operations
+
+-- name: count_selected
+-- A bulk operation's selection, counted by state. ?1 states (a JSON array,
+-- never empty), ?2 kinds, ?3 queues (empty: any), ?4 created before (NULL: any).
+SELECT state, count(*), max(id)
+FROM jobs
+WHERE state IN (SELECT value FROM json_each(?1))
+  AND (json_array_length(?2) = 0 OR kind IN (SELECT value FROM json_each(?2)))
+  AND (json_array_length(?3) = 0 OR queue IN (SELECT value FROM json_each(?3)))
+  AND (?4 IS NULL OR created_at < ?4)
+GROUP BY state
+
+-- name: next_selected
+-- One batch of a bulk operation: the next selected jobs in id order, after
+-- ?5 (NULL: from the start) and up to ?6 (the highest id the count saw).
+SELECT id, state, run_count
+FROM jobs
+WHERE state IN (SELECT value FROM json_each(?1))
+  AND (json_array_length(?2) = 0 OR kind IN (SELECT value FROM json_each(?2)))
+  AND (json_array_length(?3) = 0 OR queue IN (SELECT value FROM json_each(?3)))
+  AND (?4 IS NULL OR created_at < ?4)
+  AND (?5 IS NULL OR id > ?5)
+  AND id <= ?6
+ORDER BY id
+LIMIT ?7
