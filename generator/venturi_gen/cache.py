@@ -83,11 +83,28 @@ def run_key(inputs: list[tuple[str, bytes]], options: str) -> str:
 
 
 class Cache:
-    """Reads and writes ``<root>/.venturi-cache``; every failure just means "no cache"."""
+    """Reads and writes ``<root>/.venturi-cache``; every failure just means "no cache".
 
-    def __init__(self, root: Path, *, enabled: bool = True) -> None:
+    ``writable=False`` (``--check``) reads it but never writes: a check writes nothing at all.
+    A cache directory that is a symlink leading out of the project is refused (``outside``),
+    like every other output that would.
+    """
+
+    def __init__(self, root: Path, *, enabled: bool = True, writable: bool = True) -> None:
         self.directory = root / DIRECTORY
         self.enabled = enabled
+        self.writable = writable
+
+    def outside(self, project: Path) -> str | None:
+        """Why the cache cannot be used inside ``project``, or None."""
+        from venturi_gen import confine
+
+        if not self.enabled or not os.path.lexists(self.directory):
+            return None
+        if not confine.inside(self.directory, project):
+            return (f"{DIRECTORY} is a symlink to {os.path.realpath(self.directory)}, outside the project "
+                    f"{project}; remove it, or run with --no-cache")
+        return None
 
     def _read(self, name: str) -> Any:
         if not self.enabled:
@@ -98,13 +115,15 @@ class Cache:
             return None
 
     def _write(self, name: str, document: Any) -> None:
-        if not self.enabled:
+        if not self.enabled or not self.writable:
             return
         try:
             self.directory.mkdir(exist_ok=True)
             gitignore = self.directory / ".gitignore"
-            if not gitignore.exists():
-                gitignore.write_text("# Created by venturi-gen; safe to delete.\n*\n", "utf-8")
+            if not os.path.lexists(gitignore):
+                # Exclusive create: never through a (dangling) symlink in its place.
+                with contextlib.suppress(FileExistsError), open(gitignore, "x", encoding="utf-8") as stream:
+                    stream.write("# Created by venturi-gen; safe to delete.\n*\n")
             fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=f".{name}.", suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as stream:
                 json.dump(document, stream, separators=(",", ":"), sort_keys=True)

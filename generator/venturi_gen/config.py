@@ -7,8 +7,10 @@ output (diagnostics, headers) are relative to it, and its
 ``.venturi-cache/`` holds the cache.
 
 Read from ``[tool.venturi]``: ``inputs``, a list of glob patterns relative to
-the project root (``["examples/*/tasks.venturi.yaml"]``), used when no
-files are named on the command line. Everything else about a declaration
+the project root (``["examples/*/tasks.venturi.yaml"]``, never reaching out
+of it with ``..`` or an absolute path), used when no files are named on the
+command line. Whatever the inputs, every output stays inside the project
+(``confine``). Everything else about a declaration
 file's outputs lives in the file itself, so naming a file on the command
 line and running bare produce the same code. Other keys of the table belong
 to the runtime and are ignored here.
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 
 
 class ConfigError(Exception):
@@ -74,7 +76,14 @@ def expand(config: Config) -> list[Path]:
     """Files matching the configured patterns, sorted, each once."""
     found: set[Path] = set()
     for pattern in config.inputs:
-        if Path(pattern).is_absolute():
+        if "\0" in pattern:
+            raise ConfigError(f"[tool.venturi] inputs: {pattern!r} contains a NUL character")
+        if PurePosixPath(pattern).is_absolute() or PureWindowsPath(pattern).anchor:
             raise ConfigError(f"[tool.venturi] inputs: {pattern!r} must be relative to {config.root}")
+        if ".." in PurePosixPath(pattern.replace("\\", "/")).parts:
+            raise ConfigError(
+                f"[tool.venturi] inputs: {pattern!r} reaches outside the project {config.root}; "
+                "declaration files belong inside it (list the project's own files)"
+            )
         found.update(path for path in config.root.glob(pattern) if path.is_file())
     return sorted(found)

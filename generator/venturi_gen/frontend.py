@@ -27,15 +27,26 @@ class Facts:
     # kind, task, line, col, and whether the kind is one of the task's aliases
     kinds: list[tuple[str, str, int, int, bool]] = field(default_factory=list)
     writes: list[tuple[str, int, int]] = field(default_factory=list)  # display path, line, col
+    # The directory outputs go under (display path), where it is decided (the `root:` value,
+    # or 1:1 when it is the file's own directory), and whether `root:` is declared.
+    root: tuple[str, int, int, bool] | None = None
+    # Output directories a key names (`module`, `handlers`, `merges`), with that key's position.
+    directories: list[tuple[str, int, int]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"kinds": self.kinds, "writes": self.writes}
+        return {"kinds": self.kinds, "writes": self.writes, "root": self.root, "directories": self.directories}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Facts:
         kinds = [(str(k), str(t), int(line), int(col), bool(a)) for k, t, line, col, a in data["kinds"]]
         writes = [(str(p), int(line), int(col)) for p, line, col in data["writes"]]
-        return cls(kinds, writes)
+        root = data["root"]
+        directories = [(str(p), int(line), int(col)) for p, line, col in data["directories"]]
+        return cls(
+            kinds, writes,
+            None if root is None else (str(root[0]), int(root[1]), int(root[2]), bool(root[3])),
+            directories,
+        )
 
 
 @dataclass(slots=True)
@@ -101,4 +112,12 @@ def _check_document(doc: loader.Document, path: Path, root: Path) -> Checked:
         for written, origin in outputs(module):
             line, column = doc.position(origin, key=origin[0] == "tasks")
             facts.writes.append((display_path(written, root), line, column))
+        declared = "root" in doc.data
+        line, column = doc.position(("root",)) if declared else (1, 1)
+        facts.root = (display_path(module.layout.root, root), line, column, declared)
+        layout = module.layout
+        for key, directory in (("module", layout.package_dir), ("handlers", layout.handlers_dir),
+                               ("merges", layout.merges_dir)):
+            if key in doc.data:
+                facts.directories.append((display_path(directory, root), *doc.position((key,))))
     return Checked(display, diagnostics, facts, module)

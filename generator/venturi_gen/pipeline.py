@@ -3,12 +3,14 @@
 The order is what makes a run safe:
 
 1. every input is read, parsed, schema-checked and semantically checked, and
-   the cross-file checks run, collecting every diagnostic;
+   the cross-file checks run (kinds, output collisions, every output path inside
+   the project and writable), collecting every diagnostic;
 2. if any is an error, the run stops: nothing at all is written;
-3. otherwise every output is rendered and formatted in memory;
-4. only then is disk touched — changed generated files replaced atomically,
-   missing stubs created, existing stubs never opened for writing. With
-   ``check``, nothing is written and the differences are returned instead.
+3. otherwise every output is rendered, formatted and compiled in memory;
+4. only then is disk touched — changed generated files and missing stubs are
+   staged, then all moved into place (``writer.write_all``: all or nothing);
+   existing stubs are never opened for writing. With ``check``, nothing is
+   written, not even the cache, and the differences are returned instead.
 
 Two caches (see ``cache``) skip work without changing the result: a run whose
 inputs, generator and outputs are all unchanged is answered from the
@@ -78,7 +80,10 @@ def run(config: Config, files: list[Path], *, check: bool, use_cache: bool = Tru
     result = RunResult([display for display, _, _ in inputs])
     if not inputs:
         return result
-    cache = Cache(root, enabled=use_cache)
+    cache = Cache(root, enabled=use_cache, writable=not check)
+    refused = cache.outside(root)
+    if refused is not None:
+        raise ConfigError(refused)
     key = run_key([(display, content) for display, _, content in inputs], "outputs-v1")
     manifest = cache.manifest()
     if manifest is not None and manifest.get("key") == key and _still_valid(manifest, root, result):
@@ -145,6 +150,7 @@ def _generate(
         fresh.append((key, checked))
     diagnostics.extend(project.check_kinds(facts))
     diagnostics.extend(project.check_outputs(facts))
+    diagnostics.extend(project.check_paths(facts, root))
     if has_errors(diagnostics):
         result.diagnostics = sort_unique(diagnostics)
         return None
@@ -228,6 +234,8 @@ def _uncompilable(source: str, outputs: list[_Output]) -> list[Diagnostic]:
 def _apply(outputs: list[_Output], root: Path, *, check: bool, result: RunResult) -> None:
     from venturi_gen import writer
 
+    changes: list[writer.Change] = []
+    new_directories: set[Path] = set()
     for output in outputs:
         path = root / output.display
         if output.kind is OutputKind.GENERATED:
@@ -235,23 +243,31 @@ def _apply(outputs: list[_Output], root: Path, *, check: bool, result: RunResult
             old = writer.read_text(path)
             if old == output.content:
                 result.unchanged += 1
-                continue
-            if check:
+            elif check:
                 status = "missing" if old is None else "modified"
                 result.stale.append(Stale(output.display, status, unified(output.display, old, output.content)))
             else:
-                writer.write_atomic(path, output.content)
-                result.written.append(output.display)
+                changes.append(writer.Change(path, output.content, create_only=False))
         elif output.content is None or path.exists():
             result.unchanged += 1
         elif check:
             result.stale.append(Stale(output.display, "missing", unified(output.display, None, output.content)))
         else:
-            new_directory = not path.parent.exists()
-            if writer.create_new(path, output.content):
-                result.created.append(output.display)
-            if new_directory and writer.create_new(path.parent / "__init__.py", _STUB_PACKAGE_INIT):
-                result.created.append(display_path(path.parent / "__init__.py", root))
+            changes.append(writer.Change(path, output.content, create_only=True))
+            if not path.parent.exists() and path.parent not in new_directories:
+                new_directories.add(path.parent)
+                changes.append(writer.Change(path.parent / "__init__.py", _STUB_PACKAGE_INIT, create_only=True))
+    try:
+        placed = set(writer.write_all(changes, root))
+    except writer.WriteError as exc:
+        shown = display_path(exc.path, root)
+        if exc.staged:
+            raise ConfigError(f"cannot write {shown}: {exc.reason}; the files before it in the run "
+                              "were written, every file is either untouched or complete") from None
+        raise ConfigError(f"cannot write {shown}: {exc.reason}; nothing was written") from None
+    for change in changes:
+        if change.path in placed:
+            (result.created if change.create_only else result.written).append(display_path(change.path, root))
 
 
 def _orphans(stub_dirs: list[str], expected: list[list[str]], root: Path) -> list[Diagnostic]:

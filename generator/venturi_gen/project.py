@@ -1,18 +1,22 @@
-"""Checks across declaration files: kinds are unique, and no two files write the same output.
+"""Checks across declaration files: kinds are unique, no two files write the same output,
+and every output can be written inside the project.
 
 A kind is the identity of a task in storage, so two tasks with one kind
 (or one task's kind the alias of another) would route each other's jobs; the runtime also refuses it at import, but
 far too late. Output collisions (two files declaring the same package, or two
 tasks sharing a stub path) would make one file's output overwrite another's.
-Both work on ``frontend.Facts``, so cached files take part without a parse.
+All work on ``frontend.Facts``, so cached files take part without a parse (and the paths are
+checked again on every run: a symlink may have appeared since the file was cached).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from venturi_gen import confine
 from venturi_gen.diagnostics import Diagnostic
 from venturi_gen.layout import stub_paths, upgrade_path
 from venturi_gen.loader import Path as YamlPath
@@ -59,6 +63,44 @@ def check_outputs(files: Sequence[tuple[str, Facts]]) -> list[Diagnostic]:
                 )
             )
     return out
+
+
+def check_paths(files: Sequence[tuple[str, Facts]], project: Path) -> list[Diagnostic]:
+    """Every output inside the project, writable without failing halfway (see ``confine``)."""
+    out = []
+    directories: dict[Path, tuple[str, str] | None] = {}
+
+    def directory(path: Path) -> tuple[str, str] | None:
+        if path not in directories:
+            directories[path] = confine.directory_problem(path, project)
+        return directories[path]
+
+    for file, facts in files:
+        if facts.root is None:
+            continue
+        shown, line, column, declared = facts.root
+        problem = directory(_absolute(project, shown))
+        if problem is not None:
+            code, message = problem
+            if not declared:
+                message = f"the outputs of this file go beside it, by default: {message}"
+            out.append(Diagnostic(file, line, column, code, message))
+            continue
+        named = {_absolute(project, shown): (line, column) for shown, line, column in facts.directories}
+        for written, line, column in facts.writes:
+            path = _absolute(project, written)
+            problem = directory(path.parent)
+            if problem is not None:  # at the key naming the directory, if one does
+                out.append(Diagnostic(file, *named.get(path.parent, (line, column)), *problem))
+                continue
+            problem = confine.file_problem(path, project)
+            if problem is not None:
+                out.append(Diagnostic(file, line, column, *problem))
+    return out
+
+
+def _absolute(project: Path, display: str) -> Path:
+    return Path(os.path.normpath(project / display))
 
 
 def outputs(m: ModuleDecl) -> list[tuple[Path, YamlPath]]:

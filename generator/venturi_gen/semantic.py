@@ -19,6 +19,7 @@ import json
 import keyword
 import os
 from pathlib import Path as FsPath
+from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any, Protocol
 
 from venturi._priority import Priority
@@ -89,7 +90,13 @@ def _value_at(data: Any, path: Path) -> Any:
 
 def _layout(doc: Document, source: FsPath, diags: list[Diagnostic]) -> Layout:
     data = doc.data
-    root = FsPath(os.path.normpath(source.parent / data.get("root", ".")))
+    declared_root = data.get("root", ".")
+    if PurePosixPath(declared_root).is_absolute() or PureWindowsPath(declared_root).anchor:
+        diags.append(doc.error(("root",), "INVALID_ROOT",
+                               f"root {declared_root!r} is an absolute path; write it relative to this "
+                               "file (outputs stay inside the project)"))
+        declared_root = "."
+    root = FsPath(os.path.normpath(source.parent / declared_root))
     package = data["module"]
     stubs = {key: data.get(key, key) for key in _STUB_PACKAGES}
     for key, value in (("module", package), *stubs.items()):
