@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import logging
+import os
+import time
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from venturi import NoCarry
@@ -39,6 +42,14 @@ def make_worker() -> Worker[None]:
         drain_timeout=timedelta(seconds=5),
     )
     return Worker(None, config=config).register(GreetHandler()).register(ExplodeHandler())
+
+
+def make_worker_slowly() -> Worker[None]:
+    """A factory that takes its time (a large application importing): it touches
+    ``$CLI_APP_STARTING`` when it begins, then builds the worker two seconds later."""
+    Path(os.environ["CLI_APP_STARTING"]).touch()
+    time.sleep(2)
+    return make_worker()
 
 
 def make_worker_elsewhere() -> Worker[None]:

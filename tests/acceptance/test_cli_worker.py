@@ -132,6 +132,42 @@ def test_worker_runs_jobs_logs_json_and_drains_on_sigterm(database: str, tmp_pat
     assert again["journal"][-1]["run"] == 2
 
 
+@pytest.mark.parametrize("signals", [1, 2], ids=["once", "twice"])
+def test_a_signal_while_starting_exits_0_without_claiming(
+    sqlite_database: str, tmp_path: Path, signals: int
+) -> None:
+    migrate(sqlite_database)
+    [job_id] = seed(sqlite_database, [Greet("ada")])
+    starting = tmp_path / "starting"
+    log_path = tmp_path / "worker.log"
+    with log_path.open("w") as log_file:
+        proc = subprocess.Popen(
+            cli_command("worker", f"{APP}:make_worker_slowly", "--database", sqlite_database, *FAST),
+            env=cli_env(CLI_APP_STARTING=str(starting)),
+            cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=log_file, text=True,
+        )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while not starting.exists():
+            assert proc.poll() is None and time.monotonic() < deadline, log_path.read_text()
+            time.sleep(0.02)
+        for _ in range(signals):  # the factory is still building the worker
+            proc.send_signal(signal.SIGTERM)
+            time.sleep(0.1)
+        code = proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    logs = log_path.read_text()
+    assert code == 0, logs
+    assert "Traceback" not in logs
+    assert "received while starting" in logs
+    with Queue(sqlite_database, migrate=False) as queue:
+        info = queue.get(job_id)
+    assert (info.state.value, info.run_count) == ("pending", 0)  # nothing was claimed
+
+
 def test_text_logs_and_database_option_replaces_the_factorys(
     sqlite_database: str, tmp_path: Path
 ) -> None:

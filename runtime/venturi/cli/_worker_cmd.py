@@ -14,6 +14,10 @@ one-line error (exit 1); once running, the worker rides out outages itself.
 
 SIGTERM or SIGINT drains the worker (stop claiming, let running handlers
 finish within ``drain_timeout``, hand back the rest) and the command exits 0.
+A signal that arrives while the worker is still starting (the application
+being imported, the database checked) asks for the same: the worker stops as
+soon as it has started, having claimed nothing, and the command exits 0; a
+second one exits at once.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ import asyncio
 import dataclasses
 import logging
 import os
+import signal
+from types import FrameType
 from typing import Any
 
 from venturi.cli._app import load_worker
@@ -123,12 +129,48 @@ def _apply_database(worker: Worker[Any], url: str | None) -> None:
     worker.database = url
 
 
+class _EarlySignals:
+    """SIGTERM/SIGINT before the worker's event loop installs its own handlers.
+
+    Without this, a signal during start-up would kill the process by the default
+    action (exit -15, or a KeyboardInterrupt traceback): an orchestrator stopping
+    a worker that is still starting would see a failure. The first signal asks
+    the worker to shut down once it runs; a second exits at once (nothing has
+    been claimed yet). The worker's own handlers replace these when it starts.
+    """
+
+    def __init__(self) -> None:
+        self.received = 0
+        self.worker: Worker[Any] | None = None
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, self._handle)
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        self.received += 1
+        if self.received > 1:
+            raise SystemExit(0)
+        log.info(
+            "%s received while starting: the worker stops as soon as it has started",
+            signal.Signals(signum).name,
+            extra={"event": "shutdown_requested", "signal": signal.Signals(signum).name},
+        )
+        if self.worker is not None:
+            self.worker.request_shutdown()
+
+    def attach(self, worker: Worker[Any]) -> None:
+        self.worker = worker
+        if self.received:
+            worker.request_shutdown()
+
+
 def run(args: argparse.Namespace) -> int:
+    early = _EarlySignals()
     configure(args.log_format, args.log_level)
     if args.database is not None:
         url_scheme(args.database)  # an unsupported URL is refused before the application loads
         os.environ[ENV_VAR] = args.database
     worker = load_worker(args.app)
+    early.attach(worker)
     _apply_database(worker, args.database)
     overrides = _overrides(args)
     try:
