@@ -171,3 +171,23 @@ async def test_shutdown_requested_before_start_and_a_second_run(db: Path, queue:
     with pytest.raises(RuntimeError, match="cannot change the database"):
         worker.database = "other.db"
     await stop(worker, task)
+
+
+async def test_the_applications_signal_handlers_are_back_after_the_run(db: Path) -> None:
+    # The loop's own removal would leave the default action (SIGTERM kills at once);
+    # an embedding application, or `venturi worker` on its way out, needs its own back.
+    import signal
+
+    def mine(signum: int, frame: object) -> None:
+        raise AssertionError("not called")
+
+    before = signal.signal(signal.SIGTERM, mine)
+    try:
+        worker = make_worker(db, [SleepyHandler], install_signal_handlers=True)
+        task = asyncio.create_task(worker.run())
+        await asyncio.sleep(0.2)
+        assert signal.getsignal(signal.SIGTERM) is not mine  # the worker's, while it runs
+        await stop(worker, task)
+        assert signal.getsignal(signal.SIGTERM) is mine
+    finally:
+        signal.signal(signal.SIGTERM, before)

@@ -130,29 +130,33 @@ def _apply_database(worker: Worker[Any], url: str | None) -> None:
 
 
 class _EarlySignals:
-    """SIGTERM/SIGINT before the worker's event loop installs its own handlers.
+    """SIGTERM/SIGINT outside the worker's run, while it starts and after it stopped.
 
-    Without this, a signal during start-up would kill the process by the default
-    action (exit -15, or a KeyboardInterrupt traceback): an orchestrator stopping
-    a worker that is still starting would see a failure. The first signal asks
-    the worker to shut down once it runs; a second exits at once (nothing has
-    been claimed yet). The worker's own handlers replace these when it starts.
+    The worker's event loop handles the signals while it runs (and puts these
+    handlers back when it stops). Without them, a signal during start-up or on
+    the way out would kill the process by the default action (exit -15, or a
+    KeyboardInterrupt traceback): an orchestrator stopping a worker that is still
+    starting would see a failure. A signal before the run asks the worker to shut
+    down as soon as it runs; a second one, or one after the run, exits at once
+    with 0 (nothing is claimed then).
     """
 
     def __init__(self) -> None:
         self.received = 0
         self.worker: Worker[Any] | None = None
+        self.finished = False
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, self._handle)
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         self.received += 1
-        if self.received > 1:
+        if self.received > 1 or self.finished:
             raise SystemExit(0)
+        name = signal.Signals(signum).name
         log.info(
-            "%s received while starting: the worker stops as soon as it has started",
-            signal.Signals(signum).name,
-            extra={"event": "shutdown_requested", "signal": signal.Signals(signum).name},
+            "%s received outside the worker's run: it stops as soon as it has started",
+            name,
+            extra={"event": "shutdown_requested", "signal": name},
         )
         if self.worker is not None:
             self.worker.request_shutdown()
@@ -192,6 +196,7 @@ def run(args: argparse.Namespace) -> int:
         extra={"event": "cli_start", "app": args.app, "database": where},
     )
     stats = asyncio.run(worker.run())
+    early.finished = True
     log.info(
         "worker exited cleanly",
         extra={"event": "cli_exit", "completed": stats.completed, "dead": stats.dead},

@@ -15,6 +15,7 @@ import logging
 import signal
 import threading
 from collections.abc import Callable
+from typing import Any
 
 log = logging.getLogger("venturi.worker")
 
@@ -49,19 +50,24 @@ def install_signal_handlers(
             )
             on_second()
 
-    installed: list[signal.Signals] = []
+    installed: list[tuple[signal.Signals, Any]] = []
     for sig in SIGNALS:
+        previous = signal.getsignal(sig)
         try:
             loop.add_signal_handler(sig, handle, int(sig))
         except (NotImplementedError, RuntimeError, ValueError):  # not a Unix loop
             continue
-        installed.append(sig)
+        installed.append((sig, previous))
 
     def remove() -> None:
-        for sig in installed:
+        # The loop would leave the default action behind (SIGTERM kills, SIGINT raises):
+        # put back whatever was there before, the application's handler included.
+        for sig, previous in installed:
             try:
                 loop.remove_signal_handler(sig)
             except (RuntimeError, ValueError):  # the loop is already closed
                 pass
+            if previous is not None:
+                signal.signal(sig, previous)
 
     return remove
