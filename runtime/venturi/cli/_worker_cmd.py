@@ -137,20 +137,27 @@ class _EarlySignals:
     the way out would kill the process by the default action (exit -15, or a
     KeyboardInterrupt traceback): an orchestrator stopping a worker that is still
     starting would see a failure. A signal before the run asks the worker to shut
-    down as soon as it runs; a second one, or one after the run, exits at once
-    with 0 (nothing is claimed then).
+    down as soon as it runs; a second one exits at once with 0 (nothing is claimed
+    then). After the run the command is exiting anyway and ignores them: Python
+    restores the default action while it shuts down, which a late second SIGTERM
+    would meet, but it leaves an ignored signal ignored.
     """
+
+    SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
     def __init__(self) -> None:
         self.received = 0
         self.worker: Worker[Any] | None = None
-        self.finished = False
-        for sig in (signal.SIGTERM, signal.SIGINT):
+        for sig in self.SIGNALS:
             signal.signal(sig, self._handle)
+
+    def ignore_from_now_on(self) -> None:
+        for sig in self.SIGNALS:
+            signal.signal(sig, signal.SIG_IGN)
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         self.received += 1
-        if self.received > 1 or self.finished:
+        if self.received > 1:
             raise SystemExit(0)
         name = signal.Signals(signum).name
         log.info(
@@ -196,7 +203,7 @@ def run(args: argparse.Namespace) -> int:
         extra={"event": "cli_start", "app": args.app, "database": where},
     )
     stats = asyncio.run(worker.run())
-    early.finished = True
+    early.ignore_from_now_on()
     log.info(
         "worker exited cleanly",
         extra={"event": "cli_exit", "completed": stats.completed, "dead": stats.dead},
