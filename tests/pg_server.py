@@ -27,6 +27,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -90,17 +91,25 @@ class OwnServer:
         self.stop()
         self.start()
 
-    def terminate(self, application_names: tuple[str, ...] | None = None) -> int:
-        """Terminate the venturi backends on this server (all of them are this run's)."""
+    def terminate(
+        self, application_names: tuple[str, ...] | None = None, *, conn: Any = None
+    ) -> int:
+        """Terminate the venturi backends on this server (all of them are this run's).
+
+        ``conn``: an open connection to send it on, for when no new one can be made
+        (every connection slot taken)."""
         import psycopg
 
         names = application_names or ("venturi-claim", "venturi-complete", "venturi-listen")
-        with psycopg.connect(self.admin_url, autocommit=True) as conn:
-            row = conn.execute(
-                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                "WHERE pid <> pg_backend_pid() AND application_name = ANY(%s)",
-                (list(names),),
-            ).fetchone()
+        sql = (
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE pid <> pg_backend_pid() AND application_name = ANY(%s)"
+        )
+        if conn is not None:
+            row = conn.execute(sql, (list(names),)).fetchone()
+        else:
+            with psycopg.connect(self.admin_url, autocommit=True) as own:
+                row = own.execute(sql, (list(names),)).fetchone()
         return int(row[0]) if row else 0
 
 

@@ -1,8 +1,10 @@
 """Tasks for the PostgreSQL integration tests and benchmarks.
 
-``Marked`` jobs append ``start`` and ``end`` lines to a log file opened in
-append mode (one ``write`` per line, so lines from two processes never
-interleave), which lets a test prove no job ran in two places at once.
+``Marked`` jobs record the start and end of each run: ``MarkLog`` appends
+lines to a log file opened in append mode (one ``write`` per line, so lines
+from two processes never interleave), which lets a test prove no job ran in
+two places at once; the fault suite records into a side table instead
+(``tests/faults/side_table.py``).
 ``Keyed`` jobs carry a dedup key and merge by keeping the pending job.
 """
 
@@ -12,10 +14,16 @@ import asyncio
 import os
 import time
 from dataclasses import dataclass
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Protocol, Self
 
 from venturi import Keep, Merge, Pending, Task, codec
 from venturi.worker import Context, Handler, Outcome
+
+
+class RunRecorder(Protocol):
+    """Where ``MarkedHandler`` records the start and end of each run."""
+
+    def write(self, event: str, job_id: str, run: int, lock: str) -> None: ...
 
 
 class MarkLog:
@@ -51,10 +59,12 @@ class Marked(Task[Any]):
         )
 
 
-class MarkedHandler(Handler[Marked, Any, "MarkLog | None"]):
+class MarkedHandler(Handler[Marked, Any, "RunRecorder | None"]):
     TASK = Marked
 
-    async def handle(self, task: Marked, ctx: Context[Any], state: MarkLog | None) -> Outcome[Any]:
+    async def handle(
+        self, task: Marked, ctx: Context[Any], state: RunRecorder | None
+    ) -> Outcome[Any]:
         if state is not None:
             state.write("start", ctx.job_id, ctx.run_count, task.lock)
         if task.sleep_ms:
