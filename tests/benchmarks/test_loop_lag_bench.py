@@ -24,7 +24,6 @@ Only the public API is used, so the same file measures any revision.
 from __future__ import annotations
 
 import asyncio
-import os
 import statistics
 import subprocess
 import sys
@@ -223,8 +222,31 @@ def test_noop_request_while_another_process_holds_the_write_lock(tmp_path: Path)
     asyncio.run(_noop_while_locked(tmp_path / "locked.sqlite3"))
 
 
-async def _single_enqueue_rate(path: Path) -> float:
-    queue = await _open(path)
+class InlineSqliteStorage:
+    """The SQLite calls made on the loop's own thread, as ``AsyncSqliteStorage`` made them
+    before it had a thread: the baseline of the single-enqueue comparison."""
+
+    def __init__(self, sync: Any) -> None:
+        self.sync = sync
+        self.capabilities = sync.capabilities
+
+    async def migrate(self) -> int:
+        return int(self.sync.migrate())
+
+    async def enqueue(self, requests: Any, *, conn: Any = None) -> Any:
+        return self.sync.enqueue(requests, conn=conn)
+
+    async def close(self) -> None:
+        self.sync.close()
+
+
+async def _single_enqueue_rate(path: Path, synchronous: str, *, inline: bool) -> float:
+    from venturi.storage.sqlite import AsyncSqliteStorage, SqliteStorage
+
+    sync = SqliteStorage(str(path), synchronous=synchronous)  # type: ignore[arg-type]
+    storage: Any = InlineSqliteStorage(sync) if inline else AsyncSqliteStorage(sync)
+    queue = AsyncQueue(storage)
+    await queue.open()
     try:
         for i in range(100):  # warm up: statement cache, WAL file
             await queue.enqueue(Ping(i))
@@ -237,9 +259,21 @@ async def _single_enqueue_rate(path: Path) -> float:
 
 
 def test_single_enqueue_throughput(tmp_path: Path) -> None:
-    rates = [asyncio.run(_single_enqueue_rate(tmp_path / f"single{i}.sqlite3")) for i in range(5)]
-    print(
-        f"\nAsyncQueue.enqueue one at a time, SQLite FULL, busy machine: median "
-        f"{statistics.median(rates):,.0f}/s (runs: {', '.join(f'{r:,.0f}' for r in rates)}; "
-        f"pid {os.getpid()})"
-    )
+    """The storage as it is against its calls made inline on the loop, alternating in one
+    process so that both meet the same disk and the same load."""
+    print()
+    for synchronous, what in (("FULL", "an fsync per commit"), ("NORMAL", "no fsync: CPU alone")):
+        rates: dict[bool, list[float]] = {True: [], False: []}
+        for i in range(6):
+            for inline in (True, False):
+                path = tmp_path / f"single-{synchronous}-{inline}-{i}.sqlite3"
+                rates[inline].append(
+                    asyncio.run(_single_enqueue_rate(path, synchronous, inline=inline))
+                )
+        on_loop, threaded = statistics.median(rates[True]), statistics.median(rates[False])
+        print(
+            f"AsyncQueue.enqueue one at a time, SQLite {synchronous} ({what}), busy machine: "
+            f"median {threaded:,.0f}/s as it is, {on_loop:,.0f}/s with the calls on the loop "
+            f"({threaded / on_loop - 1:+.0%}); runs {', '.join(f'{r:,.0f}' for r in rates[False])} "
+            f"against {', '.join(f'{r:,.0f}' for r in rates[True])}"
+        )

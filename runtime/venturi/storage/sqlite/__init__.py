@@ -1,8 +1,8 @@
 """The embedded SQLite backend: stdlib ``sqlite3``, WAL, several worker processes on one host.
 
 ``SqliteStorage`` implements ``Storage`` and, synchronously, every worker
-operation; ``AsyncSqliteStorage`` is the ``AsyncStorage`` over it (calls run
-inline on the event loop: see ``_storage_async``). SQL lives in ``queries.sql`` and
+operation; ``AsyncSqliteStorage`` is the ``AsyncStorage`` over it (every call
+on a thread of its own, off the event loop: see ``_storage_async``). SQL lives in ``queries.sql`` and
 ``migrations/``. The design follows the measurements of
 ``research/sqlite-probe.md``: batched claims and completions, ``executemany``,
 ``BEGIN IMMEDIATE`` retried in Python, partial indexes.

@@ -111,6 +111,17 @@ def begin_immediate(conn: sqlite3.Connection, *, max_wait_s: float) -> None:
         _backoff(started, max_wait_s)
 
 
+def try_begin_immediate(conn: sqlite3.Connection) -> bool:
+    """``BEGIN IMMEDIATE`` once, without waiting: False when another connection holds the lock."""
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as exc:
+        if _is_busy(exc):
+            return False
+        raise
+    return True
+
+
 def retry_busy(read: Callable[[], T], *, max_wait_s: float) -> T:
     """Run an idempotent read, again if it meets ``SQLITE_BUSY`` (rare in WAL mode)."""
     started: float | None = None

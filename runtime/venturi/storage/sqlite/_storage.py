@@ -41,6 +41,7 @@ from venturi.storage.sqlite._connection import (
     connect,
     in_write_transaction,
     retry_busy,
+    try_begin_immediate,
 )
 
 CAPABILITIES = Capabilities(
@@ -156,6 +157,35 @@ class SqliteStorage:
         if not batch:
             return []
         return self._write(lambda: _producer.enqueue(self._conn, self._queries, batch))
+
+    def enqueue_if_free(self, batch: Sequence[EnqueueRequest]) -> list[EnqueueResult] | None:
+        """``enqueue`` if it can run at once: no other call of this object in progress and
+        the database's write lock free. None, having done nothing, when it would wait.
+
+        ``AsyncSqliteStorage`` uses it to commit an uncontended enqueue on the caller's
+        thread, and hands only the waits to its own thread.
+        """
+        if self._closed:
+            raise _closed_error()
+        if self._pid != os.getpid():
+            self._reopen_after_fork()
+        if not batch or not self._lock.acquire(blocking=False):
+            return None
+        try:
+            try:
+                if not try_begin_immediate(self._conn):
+                    return None
+                try:
+                    result = _producer.enqueue(self._conn, self._queries, batch)
+                except BaseException:
+                    self._conn.execute("ROLLBACK")
+                    raise
+                self._conn.execute("COMMIT")
+                return result
+            except sqlite3.OperationalError as exc:
+                raise _schema_error(exc) from exc
+        finally:
+            self._lock.release()
 
     # -- operator ------------------------------------------------------------------
 

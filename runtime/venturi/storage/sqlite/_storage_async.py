@@ -1,16 +1,24 @@
-"""``AsyncSqliteStorage``: the ``AsyncStorage`` protocol over ``SqliteStorage``, inline.
+"""``AsyncSqliteStorage``: the ``AsyncStorage`` protocol over ``SqliteStorage``, off the loop.
 
-Each coroutine calls the synchronous method directly on the event loop's
-thread instead of handing it to a thread pool. SQLite is in-process: claims,
-batched completions and dedup enqueues take microseconds to a few hundred
-microseconds (an fsync at ``synchronous=FULL``), which is less than the cost
-of a thread hop (measured in ``research/sqlite-probe.md``: a DB thread cost
-10-27% of throughput for no gain). The rare long waits — another process
-holding the write lock — are bounded by the storage's ``max_lock_wait``.
+Calls run on a thread of the storage's own (``_db_thread``), so a coroutine
+awaiting SQLite — a write waiting for another process's lock above all —
+never stops the event loop: a web server's other requests, a worker's
+heartbeats and its other handlers go on.
+
+One exception, measured: an enqueue that finds the write lock free (nothing
+else of this storage in progress, no other process writing) commits at once
+on the caller's thread and then yields to the loop (one such commit per turn of
+the loop; the others meanwhile take the thread). The thread hop costs
+25-45 µs on the development machine, a fifth of a durable one-job enqueue
+(``tests/benchmarks/test_loop_lag_bench.py`` compares both); the loop then
+pays one commit's fsync per enqueue, never a wait for another process. The
+worker's claims and completions are batched, so they always take the thread
+and pay the hop once per batch, not per job.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -31,52 +39,85 @@ from venturi.storage._types import (
     RunResult,
     StoredJob,
 )
+from venturi.storage.sqlite._db_thread import DbThread
 from venturi.storage.sqlite._storage import SqliteStorage
 
 
 class AsyncSqliteStorage:
-    """Wraps a ``SqliteStorage``; ``.sync`` is the wrapped object for synchronous callers."""
+    """Wraps a ``SqliteStorage``; ``.sync`` is the wrapped object for synchronous callers.
+
+    ``close()`` closes the wrapped storage too: the async storage owns it.
+    """
 
     def __init__(self, sync: SqliteStorage) -> None:
         self.sync = sync
+        self._thread = DbThread(f"venturi-sqlite:{sync.path}")
+        self._inline_taken = False
 
     @property
     def capabilities(self) -> Capabilities:
         return self.sync.capabilities
 
+    async def open(self) -> None:
+        """Start the storage's thread and check the database answers, ahead of the first call."""
+        await self._thread.run(self.sync.schema_version)
+
     async def migrate(self) -> int:
-        return self.sync.migrate()
+        return await self._thread.run(self.sync.migrate)
 
     async def schema_version(self) -> int:
-        return self.sync.schema_version()
+        return await self._thread.run(self.sync.schema_version)
 
     async def enqueue(
         self, requests: Iterable[EnqueueRequest], *, conn: Any = None
     ) -> list[EnqueueResult]:
-        return self.sync.enqueue(requests, conn=conn)
+        sync = self.sync
+        if conn is not None:
+            return sync.enqueue(requests, conn=conn)  # refused at once: UnsupportedCapability
+        batch = list(requests)
+        if not self._inline_taken:
+            # One inline commit per turn of the loop: others in the same turn take the
+            # thread, so many producers at once never hold the loop for more than one fsync.
+            self._inline_taken = True
+            asyncio.get_running_loop().call_soon(self._give_back_inline)
+            done = sync.enqueue_if_free(batch)
+            if done is not None:
+                await asyncio.sleep(0)  # the loop's other work before this caller goes on
+                return done
+        return await self._thread.run(lambda: sync.enqueue(batch))
+
+    def _give_back_inline(self) -> None:
+        self._inline_taken = False
 
     async def get(self, job_id: str) -> StoredJob | None:
-        return self.sync.get(job_id)
+        sync = self.sync
+        return await self._thread.run(lambda: sync.get(job_id))
 
     async def cancel(self, job_id: str, *, now: datetime) -> CancelOutcome:
-        return self.sync.cancel(job_id, now=now)
+        sync = self.sync
+        return await self._thread.run(lambda: sync.cancel(job_id, now=now))
 
     async def retry(self, job_id: str, *, now: datetime) -> bool:
-        return self.sync.retry(job_id, now=now)
+        sync = self.sync
+        return await self._thread.run(lambda: sync.retry(job_id, now=now))
 
     async def list_jobs(self, job_filter: JobFilter) -> list[StoredJob]:
-        return self.sync.list_jobs(job_filter)
+        sync = self.sync
+        return await self._thread.run(lambda: sync.list_jobs(job_filter))
 
     async def stats(
         self, *, now: datetime, windows_minutes: Sequence[int] = (1, 5, 15)
     ) -> list[KindStats]:
-        return self.sync.stats(now=now, windows_minutes=windows_minutes)
+        sync = self.sync
+        return await self._thread.run(lambda: sync.stats(now=now, windows_minutes=windows_minutes))
 
     async def prune(self, *, now: datetime, limit: int) -> int:
-        return self.sync.prune(now=now, limit=limit)
+        sync = self.sync
+        return await self._thread.run(lambda: sync.prune(now=now, limit=limit))
 
     async def claim(self, request: ClaimRequest, *, now: datetime) -> list[ClaimedJob]:
-        return self.sync.claim(request, now=now)
+        sync = self.sync
+        return await self._thread.run(lambda: sync.claim(request, now=now))
 
     async def finish(
         self,
@@ -85,20 +126,27 @@ class AsyncSqliteStorage:
         now: datetime,
         started: Sequence[tuple[str, str]] = (),
     ) -> list[bool]:
-        return self.sync.finish(results, now=now, started=started)
+        sync = self.sync
+        return await self._thread.run(lambda: sync.finish(results, now=now, started=started))
 
     async def heartbeat(
         self, leases: Sequence[tuple[str, str]], *, lease_duration: timedelta, now: datetime
     ) -> set[str]:
-        return self.sync.heartbeat(leases, lease_duration=lease_duration, now=now)
+        sync = self.sync
+        return await self._thread.run(
+            lambda: sync.heartbeat(leases, lease_duration=lease_duration, now=now)
+        )
 
     async def reclaim_expired(
         self, *, now: datetime, limit: int, max_failures: int | None
     ) -> int:
-        return self.sync.reclaim_expired(now=now, limit=limit, max_failures=max_failures)
+        sync = self.sync
+        return await self._thread.run(
+            lambda: sync.reclaim_expired(now=now, limit=limit, max_failures=max_failures)
+        )
 
     async def pending_counts_by_kind(self) -> dict[str, int]:
-        return self.sync.pending_counts_by_kind()
+        return await self._thread.run(self.sync.pending_counts_by_kind)
 
     async def pause_queue(self, queue: str, *, now: datetime, reason: str | None = None) -> bool:
         return self.sync.pause_queue(queue, now=now, reason=reason)
@@ -139,4 +187,4 @@ class AsyncSqliteStorage:
         )
 
     async def close(self) -> None:
-        self.sync.close()
+        await self._thread.close(self.sync.close)
