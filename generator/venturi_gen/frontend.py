@@ -9,44 +9,15 @@ checks run the same way whether a file was parsed now or not.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from venturi_gen import loader, schema_check, semantic
 from venturi_gen.diagnostics import Diagnostic, has_errors
+from venturi_gen.facts import Facts
 from venturi_gen.layout import display_path
 from venturi_gen.model import ModuleDecl
 from venturi_gen.project import outputs
-
-
-@dataclass(slots=True)
-class Facts:
-    """What cross-file checks need from one file (positions are 1-based line, column)."""
-
-    # kind, task, line, col, and whether the kind is one of the task's aliases
-    kinds: list[tuple[str, str, int, int, bool]] = field(default_factory=list)
-    writes: list[tuple[str, int, int]] = field(default_factory=list)  # display path, line, col
-    # The directory outputs go under (display path), where it is decided (the `root:` value,
-    # or 1:1 when it is the file's own directory), and whether `root:` is declared.
-    root: tuple[str, int, int, bool] | None = None
-    # Output directories a key names (`module`, `handlers`, `merges`), with that key's position.
-    directories: list[tuple[str, int, int]] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"kinds": self.kinds, "writes": self.writes, "root": self.root, "directories": self.directories}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Facts:
-        kinds = [(str(k), str(t), int(line), int(col), bool(a)) for k, t, line, col, a in data["kinds"]]
-        writes = [(str(p), int(line), int(col)) for p, line, col in data["writes"]]
-        root = data["root"]
-        directories = [(str(p), int(line), int(col)) for p, line, col in data["directories"]]
-        return cls(
-            kinds, writes,
-            None if root is None else (str(root[0]), int(root[1]), int(root[2]), bool(root[3])),
-            directories,
-        )
 
 
 @dataclass(slots=True)

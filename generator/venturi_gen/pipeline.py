@@ -130,18 +130,19 @@ def _generate(
     Returns the outputs, the warnings, and the stub directories (for orphan detection).
     """
     from venturi_gen import frontend, project
+    from venturi_gen.facts import Facts
 
     entries = cache.inputs()
     used: dict[str, dict[str, Any]] = {}
     diagnostics: list[Diagnostic] = []
-    facts: list[tuple[str, frontend.Facts]] = []
+    facts: list[tuple[str, Facts]] = []
     fresh: list[tuple[str, frontend.Checked]] = []
     for display, path, content in inputs:
         key = input_key(display, content)
         entry = entries.get(key)
         if entry is not None and _usable(entry, root):
             used[key] = entry
-            facts.append((display, frontend.Facts.from_json(entry["facts"])))
+            facts.append((display, Facts.from_json(entry["facts"])))
             diagnostics.extend(Diagnostic.from_json(d) for d in entry["warnings"])
             continue
         checked = frontend.check_file(display, path, content, root)

@@ -5,7 +5,7 @@ A kind is the identity of a task in storage, so two tasks with one kind
 (or one task's kind the alias of another) would route each other's jobs; the runtime also refuses it at import, but
 far too late. Output collisions (two files declaring the same package, or two
 tasks sharing a stub path) would make one file's output overwrite another's.
-All work on ``frontend.Facts``, so cached files take part without a parse (and the paths are
+All work on ``facts.Facts``, so cached files take part without a parse (and the paths are
 checked again on every run: a symlink may have appeared since the file was cached).
 """
 
@@ -14,16 +14,13 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from venturi_gen import confine
 from venturi_gen.diagnostics import Diagnostic
+from venturi_gen.facts import Facts
 from venturi_gen.layout import stub_paths, upgrade_path
 from venturi_gen.loader import Path as YamlPath
 from venturi_gen.model import ModuleDecl
-
-if TYPE_CHECKING:
-    from venturi_gen.frontend import Facts
 
 
 def check_kinds(files: Sequence[tuple[str, Facts]]) -> list[Diagnostic]:

@@ -20,6 +20,7 @@ from pathlib import Path, PurePosixPath
 from venturi_gen import frontend, loader, project
 from venturi_gen.config import Config, ConfigError
 from venturi_gen.diagnostics import Diagnostic, Severity
+from venturi_gen.facts import Facts
 from venturi_gen.layout import display_path
 from venturi_gen.model import ModuleDecl
 from venturi_gen.review import Version
@@ -53,7 +54,7 @@ def _version(
 ) -> tuple[Version, list[Diagnostic]]:
     files: dict[str, tuple[ModuleDecl, loader.Document]] = {}
     diagnostics: list[Diagnostic] = []
-    facts: list[tuple[str, frontend.Facts]] = []
+    facts: list[tuple[str, Facts]] = []
     for display, path, content in sources:
         checked = frontend.check_file(display, path, content, root)
         facts.append((display, checked.facts))

@@ -14,32 +14,40 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
 
 from venturi._ids import new_lease_token
 from venturi.storage._protocol import AsyncNotifier, AsyncStorage
-from venturi.storage._types import ClaimRequest
+from venturi.storage._types import ClaimedJob, ClaimRequest
+from venturi.worker._capacity import Capacity
 from venturi.worker._config import WorkerConfig, seconds
-
-if TYPE_CHECKING:
-    from venturi.worker._engine import Engine
+from venturi.worker._flusher import Flusher
 
 log = logging.getLogger("venturi.worker")
 
 
 class Claimer:
+    """Claims for one engine: ``dispatch`` hands the claimed jobs over, ``request_stop``
+    ends the run (``until_idle``), ``capacity`` counts what is in flight."""
+
     def __init__(
         self,
-        engine: Engine,
+        capacity: Capacity,
+        flusher: Flusher,
         storage: AsyncStorage,
         config: WorkerConfig,
         kinds: tuple[str, ...],
         *,
+        dispatch: Callable[[list[ClaimedJob]], None],
+        request_stop: Callable[[], None],
         notifier: AsyncNotifier | None,
         until_idle: bool,
     ) -> None:
-        self._engine = engine
+        self._capacity = capacity
+        self._flusher = flusher
+        self._dispatch = dispatch
+        self._request_stop = request_stop
         self._storage = storage
         self._config = config
         self._kinds = kinds
@@ -51,20 +59,20 @@ class Claimer:
         self._refill = min(config.claim_batch, max(prefetch, 1))
 
     async def run(self) -> None:
-        engine = self._engine
+        capacity, flusher = self._capacity, self._flusher
         config = self._config
         lease_duration = timedelta(seconds=seconds(config.lease_duration))
         poll = seconds(config.poll_interval)
-        while not engine.stopping:
-            free = self._limit - engine.in_flight
+        while not capacity.stopping:
+            free = self._limit - capacity.in_flight
             if free < self._refill:
                 await self._wait_runs(self._limit - self._refill)
                 continue
             await self._reconcile()
-            if engine.stopping:
+            if capacity.stopping:
                 return
             want = min(free, self._batch)
-            settled = engine.in_flight == 0 and engine.flusher.pending == 0
+            settled = capacity.in_flight == 0 and flusher.pending == 0
             request = ClaimRequest(
                 queues=config.queues,
                 kinds=self._kinds,
@@ -73,7 +81,7 @@ class Claimer:
                 lease_duration=lease_duration,
                 worker_id=config.worker_id,
                 # Consumers free now start the first jobs at once: the claim marks those.
-                start=max(0, config.concurrency - engine.in_flight),
+                start=max(0, config.concurrency - capacity.in_flight),
             )
             try:
                 jobs = await self._storage.claim(request, now=datetime.now(UTC))
@@ -84,28 +92,28 @@ class Claimer:
                 await self._idle(poll)
                 continue
             if jobs:
-                engine.dispatch(jobs)
+                self._dispatch(jobs)
             if len(jobs) == want:
                 continue
             if self._until_idle:
                 if not jobs and settled:
                     log.info("no ready jobs left: stopping", extra={"event": "idle"})
-                    engine.request_stop()
+                    self._request_stop()
                     return
                 # Let everything in flight end and be written: a retry due now is ready then.
                 await self._wait_runs(0)
-                await engine.flusher.wait_idle()
-            elif not engine.flusher.idle:
+                await flusher.wait_idle()
+            elif not flusher.idle:
                 # Results still being written may make a job ready at once (a zero pause,
                 # an immediate retry): claim again once they are, not a poll interval later.
-                await engine.flusher.wait_written(poll)
+                await flusher.wait_written(poll)
             else:
                 # Nothing (more) is ready. Sleep until a run ends (its result may make a
                 # job ready, or free a concurrency key that held jobs back), a notification
                 # arrives, or the poll interval passes.
-                await self._idle(poll, wake_at=engine.in_flight - 1)
-                if not engine.stopping and not engine.flusher.idle:
-                    await engine.flusher.wait_written(poll)  # one claim per wake-up, not two
+                await self._idle(poll, wake_at=capacity.in_flight - 1)
+                if not capacity.stopping and not flusher.idle:
+                    await flusher.wait_written(poll)  # one claim per wake-up, not two
 
     async def _reconcile(self) -> None:
         reconciler = self._config.reconciler
@@ -123,43 +131,38 @@ class Claimer:
 
     async def _wait_runs(self, in_flight: int, timeout: float | None = None) -> None:
         """Sleep until no more than ``in_flight`` jobs are in flight (or a stop, or ``timeout``)."""
-        engine = self._engine
-        engine.claimer_wake.clear()
-        if engine.stopping or engine.in_flight <= in_flight:
-            return
-        engine.wake_at = in_flight
-        try:
-            if timeout is None:
-                await engine.claimer_wake.wait()
-            else:
-                async with asyncio.timeout(timeout):
-                    await engine.claimer_wake.wait()
-        except TimeoutError:
-            pass
-        finally:
-            engine.wake_at = -1
+        with self._capacity.room(in_flight) as wake:
+            if wake is None:
+                return
+            try:
+                if timeout is None:
+                    await wake.wait()
+                else:
+                    async with asyncio.timeout(timeout):
+                        await wake.wait()
+            except TimeoutError:
+                pass
 
     async def _idle(self, timeout: float, *, wake_at: int = -1) -> None:
         """No ready work: sleep ``timeout``, or until notified, or until no more than
         ``wake_at`` jobs are in flight, or until stopped."""
-        engine = self._engine
         if self._notifier is None:
             await self._wait_runs(wake_at, timeout)
             return
-        engine.claimer_wake.clear()
-        if engine.stopping:
-            return
-        engine.wake_at = wake_at
-        notified = asyncio.create_task(self._notifier.wait_for_work(self._config.queues, timeout))
-        woken = asyncio.create_task(engine.claimer_wake.wait())
-        try:
-            await asyncio.wait([notified, woken], return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            engine.wake_at = -1
-            woken.cancel()
-            if not notified.done():
-                notified.cancel()
-            await asyncio.wait([notified, woken])
+        with self._capacity.room(wake_at) as wake:
+            if wake is None:
+                return
+            notified = asyncio.create_task(
+                self._notifier.wait_for_work(self._config.queues, timeout)
+            )
+            woken = asyncio.create_task(wake.wait())
+            try:
+                await asyncio.wait([notified, woken], return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                woken.cancel()
+                if not notified.done():
+                    notified.cancel()
+                await asyncio.wait([notified, woken])
         if not notified.cancelled() and notified.exception() is not None:
             log.warning(
                 "waiting for notifications failed; polling instead",

@@ -25,6 +25,7 @@ from typing import Any, Final
 from venturi._clock import utcnow
 from venturi.storage._protocol import AsyncStorage
 from venturi.storage._types import ClaimedJob
+from venturi.worker._capacity import Capacity
 from venturi.worker._claimer import Claimer
 from venturi.worker._config import WorkerConfig, seconds
 from venturi.worker._context import Context
@@ -69,12 +70,16 @@ class Engine:
             linger=seconds(config.flush_linger),
         )
         self._maintenance = Maintenance(storage, config, self.stats, frozenset(registry.kinds))
+        self.capacity = Capacity()
         notify = storage.capabilities.listen_notify and hasattr(storage, "wait_for_work")
         self._claimer = Claimer(
-            self,
+            self.capacity,
+            self.flusher,
             storage,
             config,
             registry.kinds,
+            dispatch=self.dispatch,
+            request_stop=self.request_stop,
             notifier=storage if notify else None,  # type: ignore[arg-type]
             until_idle=until_idle,
         )
@@ -82,12 +87,6 @@ class Engine:
         self._idle_consumers: deque[asyncio.Future[None]] = deque()
         self._current: list[ClaimedJob | None] = [None] * config.concurrency
         self._contexts: list[Context[Any] | None] = [None] * config.concurrency
-        #: Claimed and not yet ended (queued + running); the claimer's capacity.
-        self.in_flight = 0
-        #: The claimer sleeps until ``in_flight`` drops to this (-1: not waiting on runs).
-        self.wake_at = -1
-        self.claimer_wake = asyncio.Event()
-        self.stopping = False
         self._consumers_stop = False
         self._stop_requested = asyncio.Event()
         self._force = asyncio.Event()
@@ -95,9 +94,8 @@ class Engine:
     # -- control ---------------------------------------------------------------
 
     def request_stop(self) -> None:
-        self.stopping = True
+        self.capacity.stop()
         self._stop_requested.set()
-        self.claimer_wake.set()
 
     def force_stop(self) -> None:
         """Stop waiting for running handlers: the drain deadline is now."""
@@ -108,7 +106,7 @@ class Engine:
         """Hand freshly claimed jobs to the consumers."""
         self.leases.add_all(jobs)
         self.jobs.extend(jobs)
-        self.in_flight += len(jobs)
+        self.capacity.claimed(len(jobs))
         self.stats.claimed += len(jobs)
         idle = self._idle_consumers
         woken = 0
@@ -229,7 +227,7 @@ class Engine:
         while self.jobs:
             job = self.jobs.popleft()
             self.flusher.add(RunEnd(job, by_kind[job.kind], returned=True))
-            self.in_flight -= 1
+            self.capacity.ended()
         return count
 
     def _hand_back_running(
@@ -273,6 +271,7 @@ class Engine:
         current = self._current
         contexts = self._contexts
         lost = self.leases.lost
+        ended = self.capacity.ended
         while True:
             if jobs:
                 job = jobs.popleft()
@@ -291,21 +290,14 @@ class Engine:
             )
             current[index] = None
             add(end)
-            in_flight = self.in_flight - 1
-            self.in_flight = in_flight
-            if in_flight <= self.wake_at:
-                self.wake_at = -1
-                self.claimer_wake.set()
+            ended()  # may wake the claimer: there is room for another claim
             if end.released:
                 return  # cancelled at the drain deadline: this consumer is done
 
     def _skip_lost(self, job: ClaimedJob) -> None:
         self.leases.release(job)
         self.stats.dropped += 1
-        self.in_flight -= 1
-        if self.in_flight <= self.wake_at:
-            self.wake_at = -1
-            self.claimer_wake.set()
+        self.capacity.ended()
         log.warning(
             "job not started: its lease was lost while it waited",
             extra={"event": "skipped", "job_id": job.id, "kind": job.kind},
