@@ -16,6 +16,8 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from venturi.storage._types import (
+    BacklogRewrite,
+    BacklogRow,
     BulkBatch,
     CancelOutcome,
     Capabilities,
@@ -26,6 +28,7 @@ from venturi.storage._types import (
     JobCount,
     JobFilter,
     JobSelection,
+    JobState,
     KindStats,
     QueueStats,
     RunResult,
@@ -130,6 +133,23 @@ class Storage(Protocol):
         up_to_id: str,
     ) -> BulkBatch:
         """``cancel_jobs`` for sending dead or cancelled jobs back to pending."""
+    # -- the stored backlog (venturi check-backlog) --------------------------------
+
+    def backlog_size(self, states: Sequence[JobState]) -> tuple[int, str | None]:
+        """How many jobs are in ``states``, and the greatest of their ids (None: no job)."""
+        ...
+
+    def scan_backlog(
+        self, states: Sequence[JobState], *, after: str, until: str, limit: int
+    ) -> list[BacklogRow]:
+        """Up to ``limit`` jobs in ``states`` with ``after < id <= until``, by id, read in
+        a read-only transaction where the backend has one: one bounded batch of a scan."""
+        ...
+
+    def rewrite_backlog(self, rewrites: Sequence[BacklogRewrite]) -> int:
+        """Write upgraded payloads and carries in one transaction, each only to a job
+        that is not running and still has the version that was read; return how many
+        jobs changed."""
         ...
 
     def close(self) -> None: ...

@@ -283,6 +283,39 @@ class CancelOutcome(enum.StrEnum):
     NOT_FOUND = "not_found"
 
 
+class BacklogRow(NamedTuple):
+    """A stored job as ``venturi check-backlog`` reads it: what decoding it needs."""
+
+    id: str
+    kind: str
+    state: str
+    payload: str
+    carry: str
+    payload_version: int
+    carry_version: int
+
+
+#: The columns of a ``BacklogRow``, in the order every backend selects them.
+BACKLOG_COLUMNS = BacklogRow._fields
+
+
+class BacklogRewrite(NamedTuple):
+    """An upgraded job written back at the current version (``check-backlog --upgrade``).
+
+    ``payload`` (``carry``) is the new JSON text, or ``None`` to leave it; it is
+    written only while the job still has the version that was read
+    (``payload_version``, ``carry_version``) and is not running, so a job that
+    a worker claimed or rewrote since is left alone.
+    """
+
+    id: str
+    version: int  # the version written
+    payload: str | None
+    payload_version: int
+    carry: str | None
+    carry_version: int
+
+
 @dataclass(frozen=True, slots=True)
 class Capabilities:
     """What a backend can do, so the runtime never silently emulates a missing feature."""

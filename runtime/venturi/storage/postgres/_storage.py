@@ -30,6 +30,8 @@ from psycopg_pool import ConnectionPool
 
 from venturi.errors import ConfigurationError
 from venturi.storage._types import (
+    BacklogRewrite,
+    BacklogRow,
     BulkBatch,
     CancelOutcome,
     Capabilities,
@@ -38,11 +40,12 @@ from venturi.storage._types import (
     JobCount,
     JobFilter,
     JobSelection,
+    JobState,
     KindStats,
     QueueStats,
     StoredJob,
 )
-from venturi.storage.postgres import _operator, _producer, _queues, _schema
+from venturi.storage.postgres import _backlog, _operator, _producer, _queues, _schema
 from venturi.storage.postgres._config import (
     CAPABILITIES,
     DEFAULT_RECONNECT_TIMEOUT,
@@ -264,6 +267,28 @@ class PostgresStorage:
             ),
             what="retry jobs",
         )  # fmt: skip
+
+    # -- the stored backlog ------------------------------------------------------
+
+    def backlog_size(self, states: Sequence[JobState]) -> tuple[int, str | None]:
+        return self._run(
+            lambda: _backlog.size(self._queries, states), what="count the backlog", atomic=False
+        )
+
+    def scan_backlog(
+        self, states: Sequence[JobState], *, after: str, until: str, limit: int
+    ) -> list[BacklogRow]:
+        return self._run(
+            lambda: _backlog.scan(self._queries, states, after, until, limit),
+            what="read the backlog",
+        )
+
+    def rewrite_backlog(self, rewrites: Sequence[BacklogRewrite]) -> int:
+        if not rewrites:
+            return 0
+        return self._run(
+            lambda: _backlog.rewrite(self._queries, rewrites), what="rewrite upgraded jobs"
+        )
 
     def close(self) -> None:
         self._pool.close()

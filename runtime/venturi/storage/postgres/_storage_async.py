@@ -32,6 +32,8 @@ from psycopg_pool import AsyncConnectionPool
 
 from venturi.errors import ConfigurationError
 from venturi.storage._types import (
+    BacklogRewrite,
+    BacklogRow,
     BulkBatch,
     CancelOutcome,
     Capabilities,
@@ -42,12 +44,13 @@ from venturi.storage._types import (
     JobCount,
     JobFilter,
     JobSelection,
+    JobState,
     KindStats,
     QueueStats,
     RunResult,
     StoredJob,
 )
-from venturi.storage.postgres import _leases, _operator, _producer, _queues, _schema
+from venturi.storage.postgres import _backlog, _leases, _operator, _producer, _queues, _schema
 from venturi.storage.postgres._config import (
     CAPABILITIES,
     DEFAULT_RECONNECT_TIMEOUT,
@@ -307,6 +310,26 @@ class AsyncPostgresStorage:
             ),
             what="retry jobs",
         )  # fmt: skip
+    # -- the stored backlog ------------------------------------------------------
+
+    async def backlog_size(self, states: Sequence[JobState]) -> tuple[int, str | None]:
+        return await self._run(
+            lambda: _backlog.size(self._queries, states), what="count the backlog", atomic=False
+        )
+
+    async def scan_backlog(
+        self, states: Sequence[JobState], *, after: str, until: str, limit: int
+    ) -> list[BacklogRow]:
+        return await self._run(
+            lambda: _backlog.scan(self._queries, states, after, until, limit), what="read the backlog"
+        )
+
+    async def rewrite_backlog(self, rewrites: Sequence[BacklogRewrite]) -> int:
+        if not rewrites:
+            return 0
+        return await self._run(
+            lambda: _backlog.rewrite(self._queries, rewrites), what="rewrite upgraded jobs"
+        )
 
     # -- worker --------------------------------------------------------------------
     async def claim(  # async-only

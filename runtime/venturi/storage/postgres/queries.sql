@@ -475,3 +475,40 @@ WHERE state = ANY(%(states)s::text[])
 ORDER BY id
 LIMIT %(limit)s
 FOR UPDATE
+-- ---------------------------------------------------------------- backlog
+
+-- name: read_only
+-- First statement of a check-backlog batch: the transaction cannot write.
+SET TRANSACTION READ ONLY
+
+-- name: backlog_size
+-- How many jobs a check-backlog scan covers, and the id it stops at.
+SELECT count(*), max(id) FROM {schema}.jobs WHERE state = ANY(%(states)s::text[])
+
+-- name: scan_backlog
+-- One batch of the scan, in id order over the primary key.
+SELECT id, kind, state, payload, carry, payload_version, carry_version
+FROM {schema}.jobs
+WHERE id > %(after)s AND id <= %(until)s AND state = ANY(%(states)s::text[])
+ORDER BY id
+LIMIT %(limit)s
+
+-- name: rewrite_backlog
+-- Upgraded payloads and carries (d, c: NULL leaves one as it is), each written
+-- only while the job still has the version that was read (dv, cv) and is not
+-- running. Under READ COMMITTED a row a worker claims meanwhile is re-checked
+-- after its lock: a claimed job is left alone.
+WITH r AS (
+    SELECT * FROM jsonb_to_recordset(%(doc)s::jsonb) AS r(i text, v int, d text, dv int, c text, cv int)
+)
+UPDATE {schema}.jobs AS j
+SET payload = CASE WHEN r.d IS NOT NULL AND j.payload_version = r.dv THEN r.d ELSE j.payload END,
+    payload_version = CASE WHEN r.d IS NOT NULL AND j.payload_version = r.dv THEN r.v
+                           ELSE j.payload_version END,
+    carry = CASE WHEN r.c IS NOT NULL AND j.carry_version = r.cv THEN r.c ELSE j.carry END,
+    carry_version = CASE WHEN r.c IS NOT NULL AND j.carry_version = r.cv THEN r.v
+                         ELSE j.carry_version END
+FROM r
+WHERE j.id = r.i AND j.state <> 'running'
+  AND ((r.d IS NOT NULL AND j.payload_version = r.dv) OR (r.c IS NOT NULL AND j.carry_version = r.cv))
+RETURNING j.id

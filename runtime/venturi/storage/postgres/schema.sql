@@ -35,7 +35,11 @@ CREATE TABLE {schema}.jobs (
     finished_at      timestamptz,
     purge_after      timestamptz,
     -- The current run has started (see migrations/0002_run_started.sql).
-    run_started      boolean     NOT NULL DEFAULT false
+    run_started      boolean     NOT NULL DEFAULT false,
+    -- The versions of the stored shape that wrote the payload and the carry
+    -- (see migrations/0004_versions.sql).
+    payload_version  integer     NOT NULL DEFAULT 1,
+    carry_version    integer     NOT NULL DEFAULT 1
 );
 
 -- The claim: one scan in claim order over pending rows only, so finished and

@@ -20,6 +20,8 @@ from typing import Any, TypeVar
 from venturi.errors import SchemaOutOfDate, StorageClosed, UnsupportedCapability
 from venturi.storage._sql import load_queries
 from venturi.storage._types import (
+    BacklogRewrite,
+    BacklogRow,
     BulkBatch,
     CancelOutcome,
     Capabilities,
@@ -30,12 +32,13 @@ from venturi.storage._types import (
     JobCount,
     JobFilter,
     JobSelection,
+    JobState,
     KindStats,
     QueueStats,
     RunResult,
     StoredJob,
 )
-from venturi.storage.sqlite import _claim, _finish, _operator, _producer, _queues, _schema
+from venturi.storage.sqlite import _backlog, _claim, _finish, _operator, _producer, _queues, _schema
 from venturi.storage.sqlite._connection import (
     Synchronous,
     connect,
@@ -259,6 +262,22 @@ class SqliteStorage:
                 after_id=after_id, up_to_id=up_to_id,
             )
         )  # fmt: skip
+    # -- the stored backlog ------------------------------------------------------
+
+    def backlog_size(self, states: Sequence[JobState]) -> tuple[int, str | None]:
+        return self._read(lambda: _backlog.size(self._conn, self._queries, states))
+
+    def scan_backlog(
+        self, states: Sequence[JobState], *, after: str, until: str, limit: int
+    ) -> list[BacklogRow]:
+        return self._read(
+            lambda: _backlog.scan(self._conn, self._queries, states, after, until, limit)
+        )
+
+    def rewrite_backlog(self, rewrites: Sequence[BacklogRewrite]) -> int:
+        if not rewrites:
+            return 0
+        return self._write(lambda: _backlog.rewrite(self._conn, self._queries, rewrites))
 
     # -- worker --------------------------------------------------------------------
 

@@ -296,3 +296,27 @@ WHERE state IN (SELECT value FROM json_each(?1))
   AND id <= ?6
 ORDER BY id
 LIMIT ?7
+-- ---------------------------------------------------------------- backlog
+
+-- name: backlog_size
+-- How many jobs a check-backlog scan covers, and the id it stops at.
+SELECT count(*), max(id) FROM jobs WHERE state IN (SELECT value FROM json_each(?1))
+
+-- name: scan_backlog
+-- One batch of the scan, in id order over the primary key: id > ?1 AND id <= ?2.
+SELECT id, kind, state, payload, carry, payload_version, carry_version
+FROM jobs
+WHERE id > ?1 AND id <= ?2 AND state IN (SELECT value FROM json_each(?3))
+ORDER BY id
+LIMIT ?4
+
+-- name: rewrite_payload
+-- An upgraded payload, written only if the job is not running and still has
+-- the version that was read (?3): a merge or a claim since then wins.
+UPDATE jobs SET payload = ?2, payload_version = ?4
+WHERE id = ?1 AND payload_version = ?3 AND state <> 'running'
+
+-- name: rewrite_carry
+-- The same for an upgraded carry (a worker may have written one since).
+UPDATE jobs SET carry = ?2, carry_version = ?4
+WHERE id = ?1 AND carry_version = ?3 AND state <> 'running'

@@ -1,0 +1,67 @@
+"""The stored backlog for ``venturi check-backlog``: its size, bounded batches, and rewrites.
+
+A scan reads batches in id order (the primary key), each in its own read
+transaction with ``PRAGMA query_only`` on, so that reading cannot change a
+row whatever the statement; memory stays at one batch however large the
+backlog. Rewrites run in one ``BEGIN IMMEDIATE`` transaction per batch.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+
+from venturi.storage._types import BACKLOG_COLUMNS, BacklogRewrite, BacklogRow, JobState
+
+
+def _states(states: Sequence[JobState]) -> str:
+    return json.dumps([str(state) for state in states])
+
+
+def size(
+    conn: sqlite3.Connection, queries: dict[str, str], states: Sequence[JobState]
+) -> tuple[int, str | None]:
+    count, last = conn.execute(queries["backlog_size"], (_states(states),)).fetchone()
+    return int(count), last
+
+
+def scan(
+    conn: sqlite3.Connection,
+    queries: dict[str, str],
+    states: Sequence[JobState],
+    after: str,
+    until: str,
+    limit: int,
+) -> list[BacklogRow]:
+    """One batch, read-only: the connection refuses every write while it reads."""
+    conn.execute("PRAGMA query_only = ON")
+    try:
+        conn.execute("BEGIN")
+        try:
+            cursor = conn.cursor()
+            cursor.row_factory = sqlite3.Row
+            rows = cursor.execute(queries["scan_backlog"], (after, until, _states(states), limit))
+            batch = [BacklogRow(*(row[name] for name in BACKLOG_COLUMNS)) for row in rows]
+        finally:
+            conn.execute("COMMIT")
+    finally:
+        conn.execute("PRAGMA query_only = OFF")
+    return batch
+
+
+def rewrite(
+    conn: sqlite3.Connection, queries: dict[str, str], rewrites: Sequence[BacklogRewrite]
+) -> int:
+    """Inside the caller's write transaction: each job at most once, fenced by its versions."""
+    changed: set[str] = set()
+    for r in rewrites:
+        if r.payload is not None:
+            cursor = conn.execute(queries["rewrite_payload"], (r.id, r.payload, r.payload_version, r.version))
+            if cursor.rowcount:
+                changed.add(r.id)
+        if r.carry is not None:
+            cursor = conn.execute(queries["rewrite_carry"], (r.id, r.carry, r.carry_version, r.version))
+            if cursor.rowcount:
+                changed.add(r.id)
+    return len(changed)
