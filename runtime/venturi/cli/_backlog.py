@@ -115,7 +115,7 @@ def scan(
 def _aliases(check: BacklogCheck, storage: Storage, classes: list[type[Task[Any]]]) -> list[dict[str, Any]]:
     """Every declared alias with the jobs still under it, in every state that may run again."""
     counts = {s.kind: s.counts for s in storage.stats(now=utcnow(), windows_minutes=())}
-    found = []
+    found: list[dict[str, Any]] = []
     for cls in sorted(classes, key=lambda c: c.KIND):
         for alias in cls.ALIASES:
             states = counts.get(alias, {})

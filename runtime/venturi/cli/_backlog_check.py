@@ -47,7 +47,7 @@ class ErrorGroup:
     error: str  # the exception's class: CodecError, UpgradeError, VersionTooNew...
     message: str  # the first job's message, as it was
     jobs: int = 0
-    examples: list[str] = field(default_factory=list)
+    examples: list[str] = field(default_factory=list[str])
 
 
 @dataclass(slots=True)
@@ -58,8 +58,8 @@ class KindTotals:
     current: int = 0
     upgraded: int = 0
     failed: int = 0
-    versions: Counter[int] = field(default_factory=Counter)  # payload version -> jobs
-    examples: list[str] = field(default_factory=list)  # of an unknown kind
+    versions: Counter[int] = field(default_factory=Counter[int])  # payload version -> jobs
+    examples: list[str] = field(default_factory=list[str])  # of an unknown kind
 
     @property
     def alias_of(self) -> str | None:

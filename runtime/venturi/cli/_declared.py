@@ -24,7 +24,7 @@ import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 from venturi._task import Task
 from venturi.cli._errors import UsageError
@@ -66,7 +66,11 @@ def load_named(names: Sequence[str]) -> list[type[Task[Any]]]:
         module = _import(name)
         classes = tasks_in(module)
         if not classes and hasattr(module, "__path__"):
-            classes = tasks_in(_import(f"{name}.tasks"))
+            try:
+                classes = tasks_in(importlib.import_module(f"{name}.tasks"))
+            except ModuleNotFoundError as exc:
+                if exc.name != f"{name}.tasks":
+                    raise
         if not classes:
             raise UsageError(f"{name!r} defines no venturi task; name a generated package or its tasks module")
         found.extend(classes)
@@ -108,10 +112,10 @@ def find_project(start: Path) -> tuple[Path, list[str]] | None:
         except (OSError, tomllib.TOMLDecodeError) as exc:
             raise UsageError(f"cannot read {candidate}: {exc}") from None
         if isinstance(table, dict):
-            inputs = table.get("inputs", [])
-            if not isinstance(inputs, list) or not all(isinstance(p, str) for p in inputs):
+            inputs = cast(dict[str, object], table).get("inputs", [])
+            if not isinstance(inputs, list) or not all(isinstance(p, str) for p in cast(list[object], inputs)):
                 raise UsageError(f"{candidate}: [tool.venturi] inputs must be a list of glob patterns")
-            return candidate, inputs
+            return candidate, cast(list[str], inputs)
     return None
 
 

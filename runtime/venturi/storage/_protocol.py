@@ -133,6 +133,8 @@ class Storage(Protocol):
         up_to_id: str,
     ) -> BulkBatch:
         """``cancel_jobs`` for sending dead or cancelled jobs back to pending."""
+        ...
+
     # -- the stored backlog (venturi check-backlog) --------------------------------
 
     def backlog_size(self, states: Sequence[JobState]) -> tuple[int, str | None]:
