@@ -1,20 +1,18 @@
 """The ``.venturi-cache/`` directory: formatted chunks and the manifest of the last good run.
 
-Three files, all pure accelerators (delete the directory at any time; the
+Two files, both pure accelerators (delete the directory at any time; the
 next run is just slower, never different):
 
-- ``chunks.json`` — black's output by chunk content hash, under the black
-  version and mode that produced it;
 - ``inputs.json`` — per declaration file that passed every check, keyed by
   the generator and the file's path and bytes: the facts cross-file checks
   need, its warnings, and its formatted outputs. An unchanged file is neither
   parsed nor rendered again;
 - ``manifest.json`` — for the last successful run: a key over every input's
   bytes and over the generator itself (its source, templates, schema and the
-  black version), the SHA-256 of every generated file, the stub paths and the
+  layout settings), the SHA-256 of every generated file, the stub paths and the
   warnings. When the key matches and the files on disk still have those
   hashes, nothing can have changed: ``--check`` answers without parsing YAML
-  or importing jinja2, jsonschema or black.
+  or importing jinja2 or jsonschema.
 
 The key hashes the generator's own files rather than trusting a version
 number, so editing a template can never leave a stale "up to date".
@@ -33,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 DIRECTORY = ".venturi-cache"
-_CHUNK_LIMIT = 100_000  # entries kept in chunks.json; far more than any real project needs
 _INPUT_LIMIT = 2_000  # declaration files kept in inputs.json
 
 
@@ -43,10 +40,8 @@ def sha256(data: bytes) -> str:
 
 @functools.cache
 def generator_fingerprint() -> str:
-    """A hash of everything in venturi_gen that shapes output, plus the black version."""
-    from venturi_gen.formatting import mode_fingerprint
-
-    digest = hashlib.sha256(mode_fingerprint().encode())
+    """A hash of everything in venturi_gen that shapes output (its code, templates and schema)."""
+    digest = hashlib.sha256()
     package = Path(__file__).parent
     files = sorted([*package.glob("*.py"), *package.glob("templates/*.jinja")])
     try:
@@ -130,21 +125,6 @@ class Cache:
             os.replace(tmp, self.directory / name)
         except OSError:
             pass  # a read-only checkout still generates, just without a cache
-
-    def chunks(self, mode: str) -> dict[str, str]:
-        document = self._read("chunks.json")
-        if not isinstance(document, dict) or document.get("mode") != mode:
-            return {}
-        chunks = document.get("chunks")
-        return dict(chunks) if isinstance(chunks, dict) else {}
-
-    def save_chunks(self, mode: str, chunks: dict[str, str], used: set[str]) -> None:
-        # Keep this run's chunks first, then older ones up to the limit (newest entries last).
-        kept = {k: v for k, v in chunks.items() if k not in used}
-        if len(kept) + len(used) > _CHUNK_LIMIT:
-            kept = dict(list(kept.items())[-max(_CHUNK_LIMIT - len(used), 0) :])
-        kept.update({k: chunks[k] for k in used if k in chunks})
-        self._write("chunks.json", {"mode": mode, "chunks": kept})
 
     def inputs(self) -> dict[str, dict[str, Any]]:
         """Per-input results of earlier good runs: facts, warnings and formatted outputs."""

@@ -7,7 +7,8 @@ string field is a ``YAML_TYPE_TRAP`` (YAML 1.1 made it ``False``), and a
 decimal keeps the digits as written (``1.50`` stays ``Decimal("1.50")``, not
 the float ``1.5``).
 
-Every string is rendered with ``repr``, never pasted into code.
+Every string is rendered with ``pyexpr.literal`` (``repr`` in black's preferred quotes),
+never pasted into code.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from venturi_gen.model import (
     StructRef,
     TypeRef,
 )
+from venturi_gen.pyexpr import literal
 from venturi_gen.schema_check import describe
 
 
@@ -122,7 +124,7 @@ class DefaultBuilder:
                     path, "DEFAULT_TYPE",
                     f"default {value!r} is not one of: {', '.join(map(repr, t.values))}",
                 )
-            return repr(value), False
+            return literal(value), False
         if isinstance(t, ListType):
             if not isinstance(value, list):
                 raise self._fail(path, t, value, "a list")
@@ -134,7 +136,7 @@ class DefaultBuilder:
             if not isinstance(value, dict):
                 raise self._fail(path, t, value, "a mapping")
             items = [
-                f"{key!r}: {self._expr(t.value, item, (*path, key))[0]}" for key, item in value.items()
+                f"{literal(key)}: {self._expr(t.value, item, (*path, key))[0]}" for key, item in value.items()
             ]
             return "{" + ", ".join(items) + "}", True
         return self._struct(t, value, path), True
@@ -170,7 +172,7 @@ class DefaultBuilder:
                     path, "DEFAULT_TYPE",
                     f"default is {len(value)} characters long, above max_length {t.max_length}",
                 )
-            return repr(value)
+            return literal(value)
         if name == "int":
             if isinstance(value, bool) or not isinstance(value, int):
                 raise self._fail(path, t, value, "an integer")
@@ -198,18 +200,18 @@ def _parsed(name: str, text: str) -> str:
         moment = dt.datetime.fromisoformat(text.replace(" ", "T", 1) if "T" not in text else text)
         if moment.tzinfo is None or moment.utcoffset() is None:
             raise ValueError("a datetime default needs a timezone offset (e.g. Z or +00:00)")
-        return f"datetime.fromisoformat({moment.isoformat()!r})"
+        return f"datetime.fromisoformat({literal(moment.isoformat())})"
     if name == "date":
         day = dt.date.fromisoformat(text)
         return f"date({day.year}, {day.month}, {day.day})"
     if name == "uuid":
-        return f"UUID({str(uuid.UUID(text))!r})"
+        return f"UUID({literal(str(uuid.UUID(text)))})"
     if name == "ulid":
-        return f"ULID.from_str({str(ulid.ULID.from_str(text))!r})"
+        return f"ULID.from_str({literal(str(ulid.ULID.from_str(text)))})"
     try:
         number = decimal.Decimal(text)
     except decimal.InvalidOperation:
         raise ValueError("expected a decimal number") from None
     if not number.is_finite():
         raise ValueError("expected a finite decimal")
-    return f"Decimal({str(number)!r})"
+    return f"Decimal({literal(str(number))})"

@@ -1,119 +1,77 @@
-"""Format generated chunks with black, pinned, ignoring the user's configuration.
+"""The layout of generated code: black's style, written by the templates themselves.
 
-``black.format_str`` with an explicit ``Mode`` never reads ``[tool.black]``
-or any other configuration file, so output depends only on the input and on
-the pinned black version (``black==...`` in the ``gen`` extra). Chunks are
-formatted one by one and looked up first in a content-hash cache, because
-black costs about 0.2 ms per line: a 1,000-task project is tens of thousands
-of lines, and a warm run should format only what changed. A cold run with
-many chunks spreads them over a process pool.
+The templates and ``pyexpr.wrap`` emit exactly what black (``line-length``
+100, target py311; 88, black's default, for the stubs the user owns) would
+write, so generation needs no formatter and its bytes cannot depend on the
+black a project has installed. black stays the judge: the test suite checks
+that every golden file and example is unchanged by each black version the
+``gen`` extra allows (``tests/generator/test_black_versions.py``).
 
-black is imported only when some chunk is not cached, so a warm run never
-pays for the import.
+One case is left to black: a declared name so long that a line the
+templates lay out still exceeds the limit (a 90-character task name in a
+``def`` line, say). Only such a chunk goes through black, imported then and
+only then; for these shapes too the output is the same under every allowed
+black version, which the same tests check on a case built of such names.
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib
-import os
-import sys
-from collections.abc import Iterable, MutableMapping
-from typing import Any
+import io
+import tokenize
+from collections.abc import Iterable
 
-#: black's settings for generated code, whatever the project around it says.
-LINE_LENGTH = 100
+from venturi_gen.pyexpr import LINE_LENGTH, STUB_LINE_LENGTH
+
+__all__ = ["LINE_LENGTH", "MARKERS", "STUB_LINE_LENGTH", "finish", "join", "with_markers", "without_markers"]
+
 TARGET = "PY311"
 
-#: Below this many lines to format, a process pool costs more than it saves.
-_POOL_MIN_LINES = 4000
+#: Lines heading every generated module, right after its "DO NOT EDIT" comment: each tells a
+#: common formatter or linter to leave the file alone (black and ruff format, isort, ruff,
+#: flake8, pylint). mypy and pyright still check it.
+MARKERS = ("# fmt: off", "# isort: skip_file", "# ruff: noqa", "# flake8: noqa", "# pylint: skip-file")
 
 
-def black_version() -> str:
-    try:
-        # Written by black's build; importing it is far cheaper than importlib.metadata.
-        return str(importlib.import_module("_black_version").version)
-    except (ImportError, AttributeError):  # pragma: no cover - a black built without it
-        from importlib.metadata import version
-
-        return version("black")
+_NOT_CODE = frozenset({tokenize.STRING, tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT})
 
 
-def mode_fingerprint() -> str:
-    """What, besides the chunk itself, decides black's output."""
-    return f"black {black_version()} line_length={LINE_LENGTH} target={TARGET} magic_trailing_comma"
+def needs_black(chunk: str, line_length: int) -> bool:
+    """Whether a line of code in ``chunk`` is still longer than ``line_length``.
+
+    A long docstring or comment line is no reason: black never splits those. Only a chunk
+    with a long line at all is tokenized, which keeps the common case to a length check.
+    """
+    lines = chunk.split("\n")
+    long = {number for number, line in enumerate(lines, start=1) if len(line) > line_length}
+    if not long:
+        return False
+    tokens = tokenize.generate_tokens(io.StringIO(chunk).readline)
+    return any(token.start[0] in long for token in tokens if token.type not in _NOT_CODE)
 
 
-def chunk_key(chunk: str) -> str:
-    return hashlib.sha256(chunk.encode()).hexdigest()[:32]
-
-
-def _mode() -> Any:
+def finish(chunk: str, line_length: int = LINE_LENGTH) -> str:
+    """``chunk`` as black writes it: as it is, unless a line is too long for the templates."""
+    if not needs_black(chunk, line_length):
+        return chunk
+    import black
     from black.mode import Mode, TargetVersion
 
-    return Mode(
-        target_versions={TargetVersion[TARGET]},
-        line_length=LINE_LENGTH,
-        string_normalization=True,
-        is_pyi=False,
-        magic_trailing_comma=True,
-        preview=False,
-    )
-
-
-def format_chunk(chunk: str) -> str:
-    """One chunk through black (the pinned mode)."""
-    import black
-
-    return black.format_str(chunk, mode=_mode())
-
-
-def _format_batch(chunks: list[str]) -> list[str]:
-    return [format_chunk(chunk) for chunk in chunks]
-
-
-def _batches(chunks: list[str], count: int) -> list[list[str]]:
-    # Deal chunks round-robin by size so each worker gets a similar number of lines.
-    ordered = sorted(chunks, key=len, reverse=True)
-    return [ordered[i::count] for i in range(count)]
-
-
-def format_all(chunks: Iterable[str], cache: MutableMapping[str, str]) -> dict[str, str]:
-    """Formatted text of every chunk; ``cache`` (key → formatted) is read and filled in."""
-    result: dict[str, str] = {}
-    missing: dict[str, str] = {}
-    for chunk in chunks:
-        key = chunk_key(chunk)
-        cached = cache.get(key)
-        if cached is not None:
-            result[chunk] = cached
-        else:
-            missing[key] = chunk
-    todo = list(missing.values())
-    lines = sum(chunk.count("\n") for chunk in todo)
-    workers = min(os.cpu_count() or 1, 8)
-    if lines >= _POOL_MIN_LINES and workers > 1:
-        formatted: list[str] = []
-        batches = _batches(todo, workers)
-        from concurrent.futures import ProcessPoolExecutor
-
-        context = None
-        if sys.platform == "linux":
-            import multiprocessing
-
-            context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            outputs = list(pool.map(_format_batch, batches))
-        todo = [chunk for batch in batches for chunk in batch]
-        formatted = [text for batch in outputs for text in batch]
-    else:
-        formatted = _format_batch(todo)
-    for chunk, text in zip(todo, formatted, strict=True):
-        cache[chunk_key(chunk)] = text
-        result[chunk] = text
-    return result
+    mode = Mode(target_versions={TargetVersion[TARGET]}, line_length=line_length)
+    return black.format_str(chunk, mode=mode)
 
 
 def join(chunks: Iterable[str]) -> str:
-    """A module from formatted top-level chunks: two blank lines between them, as black wants."""
+    """A module from finished top-level chunks: two blank lines between them, as black wants."""
     return "\n\n".join(chunk.rstrip("\n") + "\n" for chunk in chunks)
+
+
+def with_markers(module: str) -> str:
+    """``module`` with ``MARKERS`` after its leading comment lines (the "DO NOT EDIT" header)."""
+    lines = module.split("\n")
+    at = next(i for i, line in enumerate(lines) if not line.startswith("#"))
+    return "\n".join([*lines[:at], *MARKERS, *lines[at:]])
+
+
+def without_markers(module: str) -> str:
+    """``module`` as formatters see it once told not to skip it: for the tests that judge it."""
+    return "\n".join(line for line in module.split("\n") if line not in MARKERS)

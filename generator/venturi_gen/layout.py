@@ -45,3 +45,18 @@ def upgrade_path(m: ModuleDecl, step: UpgradeDecl) -> Path:
 def display_path(path: Path, root: Path) -> str:
     """``path`` relative to ``root`` with forward slashes (``../x`` when outside it)."""
     return Path(os.path.relpath(path, root)).as_posix()
+
+
+def first_party(m: ModuleDecl) -> frozenset[str]:
+    """Top-level packages a stub imports that isort (ruff's ``I`` rules) calls first-party.
+
+    ruff's default finds first-party code under the project root and ``src/``: the
+    generated, handler and merge packages live there by construction, and the state
+    type's module does if its top-level package is found beside them.
+    """
+    tops = {module.split(".")[0] for module in (m.layout.package, m.layout.handlers, m.layout.merges)}
+    if m.state is not None:
+        top = m.state[0].split(".")[0]
+        if (m.layout.root / top).is_dir() or (m.layout.root / f"{top}.py").is_file():
+            tops.add(top)
+    return frozenset(tops)

@@ -155,7 +155,7 @@ def _generate(
     if has_errors(diagnostics):
         result.diagnostics = sort_unique(diagnostics)
         return None
-    rendered, broken = _render(fresh, root, cache)
+    rendered, broken = _render(fresh, root)
     if broken:
         result.diagnostics = sort_unique([*diagnostics, *broken])
         return None
@@ -168,28 +168,21 @@ def _generate(
 
 
 def _render(
-    fresh: list[tuple[str, Checked]], root: Path, cache: Cache
+    fresh: list[tuple[str, Checked]], root: Path
 ) -> tuple[dict[str, dict[str, Any]], list[Diagnostic]]:
-    """Render checked modules and format them all at once; one cache entry per input.
+    """Render checked modules into their files; one cache entry per input.
 
     Every file is compiled before it can be written: checks on declarations are meant to
     refuse whatever would not compile, and this makes a gap in them an error at the
     declaration, never a module that fails at import after an exit status of 0.
     """
-    from venturi_gen import formatting, render
+    from venturi_gen import render
 
     modules = {}
     for key, checked in fresh:
         assert checked.module is not None, "a file without errors has a model"
         modules[key] = checked.module
     rendered = {key: render.render(module) for key, module in modules.items()}
-    # Existing stubs are never written, so they need no formatting either.
-    wanted = {id(r) for files in rendered.values() for r in files if r.kind is OutputKind.GENERATED or not r.path.exists()}
-    chunks = [c for files in rendered.values() for r in files if id(r) in wanted for c in r.chunks]
-    mode = formatting.mode_fingerprint()
-    chunk_cache = cache.chunks(mode)
-    formatted = formatting.format_all(chunks, chunk_cache)
-    cache.save_chunks(mode, chunk_cache, {formatting.chunk_key(c) for c in chunks})
     entries = {}
     broken: list[Diagnostic] = []
     for key, checked in fresh:
@@ -197,7 +190,8 @@ def _render(
             _Output(
                 display_path(r.path, root),
                 r.kind,
-                formatting.join(formatted[c] for c in r.chunks) if id(r) in wanted else None,
+                # An existing stub is never written, so it is not laid out either.
+                render.text(r) if r.kind is OutputKind.GENERATED or not r.path.exists() else None,
                 r.stub_marker,
             )
             for r in rendered[key]

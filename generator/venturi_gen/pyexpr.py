@@ -162,23 +162,26 @@ def imports_for(t: TypeRef, into: set[str]) -> None:
         imports_for(t.inner, into)
 
 
-#: The line length of generated code (black's, see ``formatting``).
+#: The line length of generated modules, and of the stubs the user owns (black's and ruff's
+#: default, so that their formatter leaves a new stub as it is); see ``formatting``.
 LINE_LENGTH = 100
+STUB_LINE_LENGTH = 88
 
 
-def wrap(indent: str, head: str, items: Sequence[str], tail: str) -> Code:
+def wrap(indent: str, head: str, items: Sequence[str], tail: str, line_length: int = LINE_LENGTH) -> Code:
     """``head`` + items + ``tail`` laid out as black lays out a bracketed list.
 
     One line if it fits; else the items on one indented line between ``head`` and
-    ``tail``; else one item per line with a trailing comma. black still formats the
-    result — this only spares it the search, which is most of its cost on long lines.
+    ``tail`` (always, for a single item: black adds no comma to split it); else one
+    item per line with a trailing comma. An item still too long is left to black
+    (``formatting.finish``).
     """
     one = f"{indent}{head}{', '.join(items)}{tail}"
-    if len(one) <= LINE_LENGTH:
+    if len(one) <= line_length:
         return Code(one)
     inner = indent + "    "
     middle = f"{inner}{', '.join(items)}"
-    if len(middle) <= LINE_LENGTH:
+    if len(middle) <= line_length or len(items) == 1:
         return Code(f"{indent}{head}\n{middle}\n{indent}{tail}")
     exploded = "\n".join(f"{inner}{item}," for item in items)
     return Code(f"{indent}{head}\n{exploded}\n{indent}{tail}")

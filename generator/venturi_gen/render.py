@@ -1,10 +1,11 @@
-"""Render a checked ``ModuleDecl`` into unformatted Python, as chunks per output file.
+"""Render a checked ``ModuleDecl`` into Python, as chunks per output file.
 
 Each file is a sequence of top-level chunks (imports, one class, one codec
-shape...). ``formatting`` formats and caches chunks one by one, so changing
-one task re-formats one class, not the whole module. The producer module is
-built by ``render_producer``, the worker interface and stubs by
-``render_worker``, the upgrade stubs by ``render_upgrade``; the layout of every file is in ``templates/``.
+shape...), already in black's layout; ``formatting`` joins them and hands
+the rare chunk the templates could not lay out to black. The producer module
+is built by ``render_producer``, the worker interface and stubs by
+``render_worker``, the upgrade stubs by ``render_upgrade``; the layout of every
+file is in ``templates/``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from venturi_gen import formatting
 from venturi_gen.layout import OutputKind, stub_paths, upgrade_path
 from venturi_gen.model import ModuleDecl
 from venturi_gen.orphans import upgrade_task
@@ -22,7 +24,7 @@ from venturi_gen.render_worker import handler_stub, merge_stub, worker
 
 @dataclass(frozen=True, slots=True)
 class Rendered:
-    """One output file before formatting."""
+    """One output file, as its top-level chunks."""
 
     path: Path
     kind: OutputKind
@@ -50,3 +52,12 @@ def render(m: ModuleDecl) -> list[Rendered]:
             marker = ("upgrade", upgrade_task(t.name, step.version), package)
             files.append(Rendered(upgrade_path(m, step), OutputKind.STUB, upgrade_stub(m, t, step), marker))
     return files
+
+
+def text(r: Rendered) -> str:
+    """The content of a file: generated modules in black's style at 100 columns and headed by
+    the markers that make linters and formatters skip them; stubs, which the user owns and
+    formats, at 88 (the default of black and ruff)."""
+    if r.kind is OutputKind.GENERATED:
+        return formatting.with_markers(formatting.join(formatting.finish(c) for c in r.chunks))
+    return formatting.join(formatting.finish(c, formatting.STUB_LINE_LENGTH) for c in r.chunks)

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from venturi_gen.layout import first_party
 from venturi_gen.model import FieldDecl, ModuleDecl, StructDecl, TaskDecl, UpgradeDecl
-from venturi_gen.pyexpr import Code, docstring, ident, literal, wrap
+from venturi_gen.pyexpr import STUB_LINE_LENGTH, Code, docstring, ident, literal, wrap
 from venturi_gen.templating import import_block, render_template
 from venturi_gen.versions import Role, current_fields, next_shape, step_shape, upgrade_target
 
@@ -49,13 +50,13 @@ def _function(t: TaskDecl, step: UpgradeDecl, role: Role, old: StructDecl) -> di
     if missing:
         comments.append(f"return {ident(target)}({', '.join(suggested)})")
         message = f"upgrade_{role} of {t.name} from version {step.version}: set {', '.join(missing)}"
-        body = wrap("    ", "raise NotImplementedError(", [literal(message)], ")")
+        body = wrap("    ", "raise NotImplementedError(", [literal(message)], ")", STUB_LINE_LENGTH)
     elif target == "NoCarry":
         body = Code("    return NoCarry()")
     else:
-        body = wrap("    ", f"return {ident(target)}(", copied, ")")
+        body = wrap("    ", f"return {ident(target)}(", copied, ")", STUB_LINE_LENGTH)
     return {
-        "def_line": wrap("", f"def upgrade_{role}(", [f"old: {ident(old.name)}"], f") -> {ident(target)}:"),
+        "def_line": wrap("", f"def upgrade_{role}(", [f"old: {ident(old.name)}"], f") -> {ident(target)}:", STUB_LINE_LENGTH),
         "doc": docstring(f"The {what} stored by version {step.version}, as version {step.version + 1} declares it.", "    "),
         "comments": [Code(line) for line in comments],
         "body": body,
@@ -89,7 +90,7 @@ def upgrade_stub(m: ModuleDecl, t: TaskDecl, step: UpgradeDecl) -> tuple[str, ..
             version=step.version,
             package=ident(m.layout.package),
             doc=docstring("\n".join(lines), ""),
-            imports=import_block(by_module),
+            imports=import_block(by_module, first_party=first_party(m), line_length=STUB_LINE_LENGTH),
             functions=functions,
         ),
     )

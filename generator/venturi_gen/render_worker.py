@@ -8,8 +8,9 @@ declaration changes, mypy reports any drift inside the user's stub.
 
 from __future__ import annotations
 
+from venturi_gen.layout import first_party
 from venturi_gen.model import ModuleDecl, TaskDecl
-from venturi_gen.pyexpr import Code, docstring, ident, literal, wrap
+from venturi_gen.pyexpr import LINE_LENGTH, STUB_LINE_LENGTH, Code, docstring, ident, literal, wrap
 from venturi_gen.templating import header, import_block, imports, render_template
 
 
@@ -36,7 +37,7 @@ def worker(m: ModuleDecl) -> tuple[str, ...]:
             "class_line": wrap("", f"class {t.name}HandlerBase(", [f"Handler[tasks.{t.name}, {carry}, S]"], "):"),
             "doc": docstring(f"Runs {t.kind} jobs. Subclass it and implement ``handle``.", "    "),
             "handle_def": wrap("    ", "async def handle(", params, f") -> Outcome[{output}]:"),
-            "message": literal(f"{t.name}Handler.handle is not implemented"),
+            "raise_line": _raise("        ", f"{t.name}Handler.handle is not implemented", LINE_LENGTH),
         }
         chunks.append(render_template("handler_base.jinja", t=context))
     rows = [{"name": ident(t.name), "attr": ident(t.snake), "attr_literal": literal(t.snake)} for t in m.tasks]
@@ -53,6 +54,10 @@ def worker(m: ModuleDecl) -> tuple[str, ...]:
         )
     )
     return tuple(chunks)
+
+
+def _raise(indent: str, message: str, line_length: int) -> Code:
+    return wrap(indent, "raise NotImplementedError(", [literal(message)], ")", line_length)
 
 
 def handler_stub(m: ModuleDecl, t: TaskDecl) -> tuple[str, ...]:
@@ -77,14 +82,14 @@ def handler_stub(m: ModuleDecl, t: TaskDecl) -> tuple[str, ...]:
             name=ident(t.name),
             package=ident(package),
             doc=docstring(doc, ""),
-            imports=import_block(by_module),
+            imports=import_block(by_module, first_party=first_party(m), line_length=STUB_LINE_LENGTH),
             state_import=m.state is not None,
-            class_line=wrap("", f"class {t.name}Handler(", [f"{t.name}HandlerBase[{state}]"], "):"),
+            class_line=wrap("", f"class {t.name}Handler(", [f"{t.name}HandlerBase[{state}]"], "):", STUB_LINE_LENGTH),
             handle_def=wrap(
                 "    ", "async def handle(", ["self", f"task: {t.name}", f"ctx: Context[{carry}]", f"state: {state}"],
-                f") -> Outcome[{output}]:",
+                f") -> Outcome[{output}]:", STUB_LINE_LENGTH,
             ),
-            message=literal(f"{t.name}Handler.handle: handle {t.name} jobs here"),
+            raise_line=_raise("        ", f"{t.name}Handler.handle: handle {t.name} jobs here", STUB_LINE_LENGTH),
         ),
     )
 
@@ -106,15 +111,15 @@ def merge_stub(m: ModuleDecl, t: TaskDecl) -> tuple[str, ...]:
             name=ident(t.name),
             package=ident(m.layout.package),
             doc=docstring(doc, ""),
-            imports=import_block(by_module),
+            imports=import_block(by_module, first_party=first_party(m), line_length=STUB_LINE_LENGTH),
             merge_def=wrap(
                 "", "def merge(", [f"task: {t.name}", f"existing: Pending[{t.name}, {carry}]"],
-                f") -> Merge[{t.name}, {carry}]:",
+                f") -> Merge[{t.name}, {carry}]:", STUB_LINE_LENGTH,
             ),
             function_doc=docstring(
                 "Return Keep, Replace, Independent, or With(task, carry) to continue the pending job.",
                 "    ",
             ),
-            message=literal(f"merge for {t.name} is not implemented"),
+            raise_line=_raise("    ", f"merge for {t.name} is not implemented", STUB_LINE_LENGTH),
         ),
     )

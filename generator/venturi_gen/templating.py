@@ -19,7 +19,7 @@ import jinja2
 from venturi_gen.pyexpr import LINE_LENGTH, Code, comment_lines, docstring
 
 #: Bumped when generated output changes shape; written in every header (never a package version).
-OUTPUT_FORMAT = 1
+OUTPUT_FORMAT = 2
 
 _MODULE_OF = {
     "Mapping": "collections.abc",
@@ -85,21 +85,33 @@ def imports(names: set[str]) -> dict[str, set[str]]:
     return by_module
 
 
-def import_block(by_module: dict[str, set[str]]) -> Code:
-    """``from m import a, b`` lines grouped stdlib / third-party / local, as isort orders them."""
+def import_block(
+    by_module: dict[str, set[str]], *, first_party: frozenset[str] = frozenset(), line_length: int = LINE_LENGTH
+) -> Code:
+    """``from m import a, b`` lines grouped as isort (and ruff's ``I`` rules) order them.
+
+    Sections: the standard library, third-party (venturi), first-party (the packages named
+    in ``first_party``: the user's own, which ruff finds under the project root or ``src/``),
+    then relative imports.
+    """
 
     def line(module: str) -> str:
         names = sorted(by_module[module], key=_sort_key)
         text = f"from {module} import {', '.join(names)}"
-        if len(text) <= LINE_LENGTH:
+        if len(text) <= line_length:
             return text
         return f"from {module} import (\n" + "".join(f"    {name},\n" for name in names) + ")"
 
+    def section(module: str) -> int:
+        if module in _STDLIB:
+            return 0
+        if module.startswith("."):
+            return 3
+        return 2 if module.split(".")[0] in first_party else 1
+
     modules = sorted(by_module)
-    stdlib = [line(m) for m in modules if m in _STDLIB]
-    third = [line(m) for m in modules if m not in _STDLIB and not m.startswith(".")]
-    relative = [line(m) for m in modules if m.startswith(".")]
-    return Code("\n\n".join("\n".join(group) for group in (stdlib, third, relative) if group))
+    groups = [[line(m) for m in modules if section(m) == s] for s in range(4)]
+    return Code("\n\n".join("\n".join(group) for group in groups if group))
 
 
 def header(source: str, imports: Code | None, doc: str) -> str:

@@ -6,9 +6,10 @@ The crawl_site task.
 
 from __future__ import annotations
 
+from venturi.worker import Context, Outcome
+
 from carry_output.tasks import CrawlSite, CrawlSiteCarry, CrawlSiteOutput
 from carry_output.worker import CrawlSiteHandlerBase
-from venturi.worker import Context, Outcome
 
 # The worker's shared state (clients, pools, settings). Replace `object` with your type, or set
 # `state: package.module:Type` in the declaration file before the stubs are created.

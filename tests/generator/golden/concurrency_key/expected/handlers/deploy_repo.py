@@ -6,10 +6,11 @@ The deploy_repo task.
 
 from __future__ import annotations
 
-from concurrency_key.tasks import DeployRepo
-from concurrency_key.worker import DeployRepoHandlerBase
 from venturi import NoCarry
 from venturi.worker import Context, Outcome
+
+from concurrency_key.tasks import DeployRepo
+from concurrency_key.worker import DeployRepoHandlerBase
 
 # The worker's shared state (clients, pools, settings). Replace `object` with your type, or set
 # `state: package.module:Type` in the declaration file before the stubs are created.
@@ -17,5 +18,9 @@ State = object
 
 
 class DeployRepoHandler(DeployRepoHandlerBase[State]):
-    async def handle(self, task: DeployRepo, ctx: Context[NoCarry], state: State) -> Outcome[None]:
-        raise NotImplementedError("DeployRepoHandler.handle: handle DeployRepo jobs here")
+    async def handle(
+        self, task: DeployRepo, ctx: Context[NoCarry], state: State
+    ) -> Outcome[None]:
+        raise NotImplementedError(
+            "DeployRepoHandler.handle: handle DeployRepo jobs here"
+        )

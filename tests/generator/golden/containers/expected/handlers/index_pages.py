@@ -6,10 +6,11 @@ The index_pages task.
 
 from __future__ import annotations
 
-from containers.tasks import IndexPages
-from containers.worker import IndexPagesHandlerBase
 from venturi import NoCarry
 from venturi.worker import Context, Outcome
+
+from containers.tasks import IndexPages
+from containers.worker import IndexPagesHandlerBase
 
 # The worker's shared state (clients, pools, settings). Replace `object` with your type, or set
 # `state: package.module:Type` in the declaration file before the stubs are created.
@@ -17,5 +18,9 @@ State = object
 
 
 class IndexPagesHandler(IndexPagesHandlerBase[State]):
-    async def handle(self, task: IndexPages, ctx: Context[NoCarry], state: State) -> Outcome[None]:
-        raise NotImplementedError("IndexPagesHandler.handle: handle IndexPages jobs here")
+    async def handle(
+        self, task: IndexPages, ctx: Context[NoCarry], state: State
+    ) -> Outcome[None]:
+        raise NotImplementedError(
+            "IndexPagesHandler.handle: handle IndexPages jobs here"
+        )

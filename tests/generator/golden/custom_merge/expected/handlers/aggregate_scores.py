@@ -6,9 +6,10 @@ The aggregate_scores task.
 
 from __future__ import annotations
 
+from venturi.worker import Context, Outcome
+
 from custom_merge.tasks import AggregateScores, AggregateScoresCarry
 from custom_merge.worker import AggregateScoresHandlerBase
-from venturi.worker import Context, Outcome
 
 # The worker's shared state (clients, pools, settings). Replace `object` with your type, or set
 # `state: package.module:Type` in the declaration file before the stubs are created.
@@ -19,4 +20,6 @@ class AggregateScoresHandler(AggregateScoresHandlerBase[State]):
     async def handle(
         self, task: AggregateScores, ctx: Context[AggregateScoresCarry], state: State
     ) -> Outcome[None]:
-        raise NotImplementedError("AggregateScoresHandler.handle: handle AggregateScores jobs here")
+        raise NotImplementedError(
+            "AggregateScoresHandler.handle: handle AggregateScores jobs here"
+        )

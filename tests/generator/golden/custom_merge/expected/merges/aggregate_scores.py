@@ -7,8 +7,9 @@ producer-side code.
 
 from __future__ import annotations
 
-from custom_merge.tasks import AggregateScores, AggregateScoresCarry
 from venturi import Merge, Pending
+
+from custom_merge.tasks import AggregateScores, AggregateScoresCarry
 
 
 def merge(

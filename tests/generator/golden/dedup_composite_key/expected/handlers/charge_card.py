@@ -6,10 +6,11 @@ The charge_card task.
 
 from __future__ import annotations
 
-from dedup_composite_key.tasks import ChargeCard
-from dedup_composite_key.worker import ChargeCardHandlerBase
 from venturi import NoCarry
 from venturi.worker import Context, Outcome
+
+from dedup_composite_key.tasks import ChargeCard
+from dedup_composite_key.worker import ChargeCardHandlerBase
 
 # The worker's shared state (clients, pools, settings). Replace `object` with your type, or set
 # `state: package.module:Type` in the declaration file before the stubs are created.
@@ -17,5 +18,9 @@ State = object
 
 
 class ChargeCardHandler(ChargeCardHandlerBase[State]):
-    async def handle(self, task: ChargeCard, ctx: Context[NoCarry], state: State) -> Outcome[None]:
-        raise NotImplementedError("ChargeCardHandler.handle: handle ChargeCard jobs here")
+    async def handle(
+        self, task: ChargeCard, ctx: Context[NoCarry], state: State
+    ) -> Outcome[None]:
+        raise NotImplementedError(
+            "ChargeCardHandler.handle: handle ChargeCard jobs here"
+        )

@@ -6,10 +6,11 @@ The sync_account task.
 
 from __future__ import annotations
 
-from dedup_composite_key.tasks import SyncAccount
-from dedup_composite_key.worker import SyncAccountHandlerBase
 from venturi import NoCarry
 from venturi.worker import Context, Outcome
+
+from dedup_composite_key.tasks import SyncAccount
+from dedup_composite_key.worker import SyncAccountHandlerBase
 
 # The worker's shared state (clients, pools, settings). Replace `object` with your type, or set
 # `state: package.module:Type` in the declaration file before the stubs are created.
@@ -17,5 +18,9 @@ State = object
 
 
 class SyncAccountHandler(SyncAccountHandlerBase[State]):
-    async def handle(self, task: SyncAccount, ctx: Context[NoCarry], state: State) -> Outcome[None]:
-        raise NotImplementedError("SyncAccountHandler.handle: handle SyncAccount jobs here")
+    async def handle(
+        self, task: SyncAccount, ctx: Context[NoCarry], state: State
+    ) -> Outcome[None]:
+        raise NotImplementedError(
+            "SyncAccountHandler.handle: handle SyncAccount jobs here"
+        )

@@ -6,10 +6,11 @@ The notify_user task.
 
 from __future__ import annotations
 
-from dedup_policies.tasks import NotifyUser
-from dedup_policies.worker import NotifyUserHandlerBase
 from venturi import NoCarry
 from venturi.worker import Context, Outcome
+
+from dedup_policies.tasks import NotifyUser
+from dedup_policies.worker import NotifyUserHandlerBase
 
 # The worker's shared state (clients, pools, settings). Replace `object` with your type, or set
 # `state: package.module:Type` in the declaration file before the stubs are created.
@@ -17,5 +18,9 @@ State = object
 
 
 class NotifyUserHandler(NotifyUserHandlerBase[State]):
-    async def handle(self, task: NotifyUser, ctx: Context[NoCarry], state: State) -> Outcome[None]:
-        raise NotImplementedError("NotifyUserHandler.handle: handle NotifyUser jobs here")
+    async def handle(
+        self, task: NotifyUser, ctx: Context[NoCarry], state: State
+    ) -> Outcome[None]:
+        raise NotImplementedError(
+            "NotifyUserHandler.handle: handle NotifyUser jobs here"
+        )

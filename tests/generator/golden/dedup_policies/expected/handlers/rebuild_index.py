@@ -6,10 +6,11 @@ The rebuild_index task.
 
 from __future__ import annotations
 
-from dedup_policies.tasks import RebuildIndex
-from dedup_policies.worker import RebuildIndexHandlerBase
 from venturi import NoCarry
 from venturi.worker import Context, Outcome
+
+from dedup_policies.tasks import RebuildIndex
+from dedup_policies.worker import RebuildIndexHandlerBase
 
 # The worker's shared state (clients, pools, settings). Replace `object` with your type, or set
 # `state: package.module:Type` in the declaration file before the stubs are created.
@@ -20,4 +21,6 @@ class RebuildIndexHandler(RebuildIndexHandlerBase[State]):
     async def handle(
         self, task: RebuildIndex, ctx: Context[NoCarry], state: State
     ) -> Outcome[None]:
-        raise NotImplementedError("RebuildIndexHandler.handle: handle RebuildIndex jobs here")
+        raise NotImplementedError(
+            "RebuildIndexHandler.handle: handle RebuildIndex jobs here"
+        )

@@ -6,10 +6,11 @@ The refresh_feed task.
 
 from __future__ import annotations
 
-from dedup_policies.tasks import RefreshFeed
-from dedup_policies.worker import RefreshFeedHandlerBase
 from venturi import NoCarry
 from venturi.worker import Context, Outcome
+
+from dedup_policies.tasks import RefreshFeed
+from dedup_policies.worker import RefreshFeedHandlerBase
 
 # The worker's shared state (clients, pools, settings). Replace `object` with your type, or set
 # `state: package.module:Type` in the declaration file before the stubs are created.
@@ -17,5 +18,9 @@ State = object
 
 
 class RefreshFeedHandler(RefreshFeedHandlerBase[State]):
-    async def handle(self, task: RefreshFeed, ctx: Context[NoCarry], state: State) -> Outcome[None]:
-        raise NotImplementedError("RefreshFeedHandler.handle: handle RefreshFeed jobs here")
+    async def handle(
+        self, task: RefreshFeed, ctx: Context[NoCarry], state: State
+    ) -> Outcome[None]:
+        raise NotImplementedError(
+            "RefreshFeedHandler.handle: handle RefreshFeed jobs here"
+        )

@@ -6,10 +6,11 @@ The schedule task.
 
 from __future__ import annotations
 
-from defaults.tasks import Schedule
-from defaults.worker import ScheduleHandlerBase
 from venturi import NoCarry
 from venturi.worker import Context, Outcome
+
+from defaults.tasks import Schedule
+from defaults.worker import ScheduleHandlerBase
 
 # The worker's shared state (clients, pools, settings). Replace `object` with your type, or set
 # `state: package.module:Type` in the declaration file before the stubs are created.
@@ -17,5 +18,7 @@ State = object
 
 
 class ScheduleHandler(ScheduleHandlerBase[State]):
-    async def handle(self, task: Schedule, ctx: Context[NoCarry], state: State) -> Outcome[None]:
+    async def handle(
+        self, task: Schedule, ctx: Context[NoCarry], state: State
+    ) -> Outcome[None]:
         raise NotImplementedError("ScheduleHandler.handle: handle Schedule jobs here")

@@ -10,10 +10,11 @@ The painter picks the brush:
 
 from __future__ import annotations
 
-from docs.tasks import PaintWall
-from docs.worker import PaintWallHandlerBase
 from venturi import NoCarry
 from venturi.worker import Context, Outcome
+
+from docs.tasks import PaintWall
+from docs.worker import PaintWallHandlerBase
 
 # The worker's shared state (clients, pools, settings). Replace `object` with your type, or set
 # `state: package.module:Type` in the declaration file before the stubs are created.
@@ -21,5 +22,7 @@ State = object
 
 
 class PaintWallHandler(PaintWallHandlerBase[State]):
-    async def handle(self, task: PaintWall, ctx: Context[NoCarry], state: State) -> Outcome[None]:
+    async def handle(
+        self, task: PaintWall, ctx: Context[NoCarry], state: State
+    ) -> Outcome[None]:
         raise NotImplementedError("PaintWallHandler.handle: handle PaintWall jobs here")

@@ -6,10 +6,11 @@ Rebuild the sitemap from scratch.
 
 from __future__ import annotations
 
-from empty_payload.tasks import RebuildSitemap
-from empty_payload.worker import RebuildSitemapHandlerBase
 from venturi import NoCarry
 from venturi.worker import Context, Outcome
+
+from empty_payload.tasks import RebuildSitemap
+from empty_payload.worker import RebuildSitemapHandlerBase
 
 # The worker's shared state (clients, pools, settings). Replace `object` with your type, or set
 # `state: package.module:Type` in the declaration file before the stubs are created.
@@ -20,4 +21,6 @@ class RebuildSitemapHandler(RebuildSitemapHandlerBase[State]):
     async def handle(
         self, task: RebuildSitemap, ctx: Context[NoCarry], state: State
     ) -> Outcome[None]:
-        raise NotImplementedError("RebuildSitemapHandler.handle: handle RebuildSitemap jobs here")
+        raise NotImplementedError(
+            "RebuildSitemapHandler.handle: handle RebuildSitemap jobs here"
+        )

@@ -6,10 +6,11 @@ The import_rows task.
 
 from __future__ import annotations
 
-from keyword_fields.tasks import ImportRows
-from keyword_fields.worker import ImportRowsHandlerBase
 from venturi import NoCarry
 from venturi.worker import Context, Outcome
+
+from keyword_fields.tasks import ImportRows
+from keyword_fields.worker import ImportRowsHandlerBase
 
 # The worker's shared state (clients, pools, settings). Replace `object` with your type, or set
 # `state: package.module:Type` in the declaration file before the stubs are created.
@@ -17,5 +18,9 @@ State = object
 
 
 class ImportRowsHandler(ImportRowsHandlerBase[State]):
-    async def handle(self, task: ImportRows, ctx: Context[NoCarry], state: State) -> Outcome[None]:
-        raise NotImplementedError("ImportRowsHandler.handle: handle ImportRows jobs here")
+    async def handle(
+        self, task: ImportRows, ctx: Context[NoCarry], state: State
+    ) -> Outcome[None]:
+        raise NotImplementedError(
+            "ImportRowsHandler.handle: handle ImportRows jobs here"
+        )

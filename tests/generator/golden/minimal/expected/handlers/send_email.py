@@ -6,10 +6,11 @@ Send one email.
 
 from __future__ import annotations
 
-from minimal.tasks import SendEmail
-from minimal.worker import SendEmailHandlerBase
 from venturi import NoCarry
 from venturi.worker import Context, Outcome
+
+from minimal.tasks import SendEmail
+from minimal.worker import SendEmailHandlerBase
 
 # The worker's shared state (clients, pools, settings). Replace `object` with your type, or set
 # `state: package.module:Type` in the declaration file before the stubs are created.
@@ -17,5 +18,7 @@ State = object
 
 
 class SendEmailHandler(SendEmailHandlerBase[State]):
-    async def handle(self, task: SendEmail, ctx: Context[NoCarry], state: State) -> Outcome[None]:
+    async def handle(
+        self, task: SendEmail, ctx: Context[NoCarry], state: State
+    ) -> Outcome[None]:
         raise NotImplementedError("SendEmailHandler.handle: handle SendEmail jobs here")

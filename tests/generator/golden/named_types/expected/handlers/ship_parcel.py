@@ -6,10 +6,11 @@ The ship_parcel task.
 
 from __future__ import annotations
 
-from named_types.tasks import ShipParcel
-from named_types.worker import ShipParcelHandlerBase
 from venturi import NoCarry
 from venturi.worker import Context, Outcome
+
+from named_types.tasks import ShipParcel
+from named_types.worker import ShipParcelHandlerBase
 
 # The worker's shared state (clients, pools, settings). Replace `object` with your type, or set
 # `state: package.module:Type` in the declaration file before the stubs are created.
@@ -17,5 +18,9 @@ State = object
 
 
 class ShipParcelHandler(ShipParcelHandlerBase[State]):
-    async def handle(self, task: ShipParcel, ctx: Context[NoCarry], state: State) -> Outcome[None]:
-        raise NotImplementedError("ShipParcelHandler.handle: handle ShipParcel jobs here")
+    async def handle(
+        self, task: ShipParcel, ctx: Context[NoCarry], state: State
+    ) -> Outcome[None]:
+        raise NotImplementedError(
+            "ShipParcelHandler.handle: handle ShipParcel jobs here"
+        )

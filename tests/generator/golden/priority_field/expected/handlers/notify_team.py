@@ -6,10 +6,11 @@ The notify_team task.
 
 from __future__ import annotations
 
-from priority_field.tasks import NotifyTeam
-from priority_field.worker import NotifyTeamHandlerBase
 from venturi import NoCarry
 from venturi.worker import Context, Outcome
+
+from priority_field.tasks import NotifyTeam
+from priority_field.worker import NotifyTeamHandlerBase
 
 # The worker's shared state (clients, pools, settings). Replace `object` with your type, or set
 # `state: package.module:Type` in the declaration file before the stubs are created.
@@ -17,5 +18,9 @@ State = object
 
 
 class NotifyTeamHandler(NotifyTeamHandlerBase[State]):
-    async def handle(self, task: NotifyTeam, ctx: Context[NoCarry], state: State) -> Outcome[None]:
-        raise NotImplementedError("NotifyTeamHandler.handle: handle NotifyTeam jobs here")
+    async def handle(
+        self, task: NotifyTeam, ctx: Context[NoCarry], state: State
+    ) -> Outcome[None]:
+        raise NotImplementedError(
+            "NotifyTeamHandler.handle: handle NotifyTeam jobs here"
+        )

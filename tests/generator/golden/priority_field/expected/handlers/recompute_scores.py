@@ -6,10 +6,11 @@ The recompute_scores task.
 
 from __future__ import annotations
 
-from priority_field.tasks import RecomputeScores
-from priority_field.worker import RecomputeScoresHandlerBase
 from venturi import NoCarry
 from venturi.worker import Context, Outcome
+
+from priority_field.tasks import RecomputeScores
+from priority_field.worker import RecomputeScoresHandlerBase
 
 # The worker's shared state (clients, pools, settings). Replace `object` with your type, or set
 # `state: package.module:Type` in the declaration file before the stubs are created.
@@ -20,4 +21,6 @@ class RecomputeScoresHandler(RecomputeScoresHandlerBase[State]):
     async def handle(
         self, task: RecomputeScores, ctx: Context[NoCarry], state: State
     ) -> Outcome[None]:
-        raise NotImplementedError("RecomputeScoresHandler.handle: handle RecomputeScores jobs here")
+        raise NotImplementedError(
+            "RecomputeScoresHandler.handle: handle RecomputeScores jobs here"
+        )

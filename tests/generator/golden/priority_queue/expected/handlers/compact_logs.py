@@ -6,10 +6,11 @@ The compact_logs task.
 
 from __future__ import annotations
 
-from priority_queue.tasks import CompactLogs
-from priority_queue.worker import CompactLogsHandlerBase
 from venturi import NoCarry
 from venturi.worker import Context, Outcome
+
+from priority_queue.tasks import CompactLogs
+from priority_queue.worker import CompactLogsHandlerBase
 
 # The worker's shared state (clients, pools, settings). Replace `object` with your type, or set
 # `state: package.module:Type` in the declaration file before the stubs are created.
@@ -17,5 +18,9 @@ State = object
 
 
 class CompactLogsHandler(CompactLogsHandlerBase[State]):
-    async def handle(self, task: CompactLogs, ctx: Context[NoCarry], state: State) -> Outcome[None]:
-        raise NotImplementedError("CompactLogsHandler.handle: handle CompactLogs jobs here")
+    async def handle(
+        self, task: CompactLogs, ctx: Context[NoCarry], state: State
+    ) -> Outcome[None]:
+        raise NotImplementedError(
+            "CompactLogsHandler.handle: handle CompactLogs jobs here"
+        )

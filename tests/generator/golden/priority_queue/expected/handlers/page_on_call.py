@@ -6,10 +6,11 @@ The page_on_call task.
 
 from __future__ import annotations
 
-from priority_queue.tasks import PageOnCall
-from priority_queue.worker import PageOnCallHandlerBase
 from venturi import NoCarry
 from venturi.worker import Context, Outcome
+
+from priority_queue.tasks import PageOnCall
+from priority_queue.worker import PageOnCallHandlerBase
 
 # The worker's shared state (clients, pools, settings). Replace `object` with your type, or set
 # `state: package.module:Type` in the declaration file before the stubs are created.
@@ -17,5 +18,9 @@ State = object
 
 
 class PageOnCallHandler(PageOnCallHandlerBase[State]):
-    async def handle(self, task: PageOnCall, ctx: Context[NoCarry], state: State) -> Outcome[None]:
-        raise NotImplementedError("PageOnCallHandler.handle: handle PageOnCall jobs here")
+    async def handle(
+        self, task: PageOnCall, ctx: Context[NoCarry], state: State
+    ) -> Outcome[None]:
+        raise NotImplementedError(
+            "PageOnCallHandler.handle: handle PageOnCall jobs here"
+        )

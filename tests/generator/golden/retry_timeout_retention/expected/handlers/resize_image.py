@@ -6,10 +6,11 @@ The resize_image task.
 
 from __future__ import annotations
 
-from durations.tasks import ResizeImage
-from durations.worker import ResizeImageHandlerBase
 from venturi import NoCarry
 from venturi.worker import Context, Outcome
+
+from durations.tasks import ResizeImage
+from durations.worker import ResizeImageHandlerBase
 
 # The worker's shared state (clients, pools, settings). Replace `object` with your type, or set
 # `state: package.module:Type` in the declaration file before the stubs are created.
@@ -17,5 +18,9 @@ State = object
 
 
 class ResizeImageHandler(ResizeImageHandlerBase[State]):
-    async def handle(self, task: ResizeImage, ctx: Context[NoCarry], state: State) -> Outcome[None]:
-        raise NotImplementedError("ResizeImageHandler.handle: handle ResizeImage jobs here")
+    async def handle(
+        self, task: ResizeImage, ctx: Context[NoCarry], state: State
+    ) -> Outcome[None]:
+        raise NotImplementedError(
+            "ResizeImageHandler.handle: handle ResizeImage jobs here"
+        )

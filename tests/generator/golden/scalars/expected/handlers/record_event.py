@@ -6,10 +6,11 @@ The record_event task.
 
 from __future__ import annotations
 
-from scalars.tasks import RecordEvent
-from scalars.worker import RecordEventHandlerBase
 from venturi import NoCarry
 from venturi.worker import Context, Outcome
+
+from scalars.tasks import RecordEvent
+from scalars.worker import RecordEventHandlerBase
 
 # The worker's shared state (clients, pools, settings). Replace `object` with your type, or set
 # `state: package.module:Type` in the declaration file before the stubs are created.
@@ -17,5 +18,9 @@ State = object
 
 
 class RecordEventHandler(RecordEventHandlerBase[State]):
-    async def handle(self, task: RecordEvent, ctx: Context[NoCarry], state: State) -> Outcome[None]:
-        raise NotImplementedError("RecordEventHandler.handle: handle RecordEvent jobs here")
+    async def handle(
+        self, task: RecordEvent, ctx: Context[NoCarry], state: State
+    ) -> Outcome[None]:
+        raise NotImplementedError(
+            "RecordEventHandler.handle: handle RecordEvent jobs here"
+        )

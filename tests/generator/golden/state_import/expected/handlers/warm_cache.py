@@ -7,10 +7,11 @@ The warm_cache task.
 from __future__ import annotations
 
 from myapp.runtime import AppState
-from stateful.tasks import WarmCache
-from stateful.worker import WarmCacheHandlerBase
 from venturi import NoCarry
 from venturi.worker import Context, Outcome
+
+from stateful.tasks import WarmCache
+from stateful.worker import WarmCacheHandlerBase
 
 
 class WarmCacheHandler(WarmCacheHandlerBase[AppState]):

@@ -6,10 +6,11 @@ The jobs.expire_sessions task.
 
 from __future__ import annotations
 
-from jobs.generated.tasks import ExpireSessions
-from jobs.generated.worker import ExpireSessionsHandlerBase
 from venturi import NoCarry
 from venturi.worker import Context, Outcome
+
+from jobs.generated.tasks import ExpireSessions
+from jobs.generated.worker import ExpireSessionsHandlerBase
 
 # The worker's shared state (clients, pools, settings). Replace `object` with your type, or set
 # `state: package.module:Type` in the declaration file before the stubs are created.
@@ -20,4 +21,6 @@ class ExpireSessionsHandler(ExpireSessionsHandlerBase[State]):
     async def handle(
         self, task: ExpireSessions, ctx: Context[NoCarry], state: State
     ) -> Outcome[None]:
-        raise NotImplementedError("ExpireSessionsHandler.handle: handle ExpireSessions jobs here")
+        raise NotImplementedError(
+            "ExpireSessionsHandler.handle: handle ExpireSessions jobs here"
+        )

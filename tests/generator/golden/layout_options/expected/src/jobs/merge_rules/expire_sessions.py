@@ -7,8 +7,9 @@ producer-side code.
 
 from __future__ import annotations
 
-from jobs.generated.tasks import ExpireSessions
 from venturi import Merge, NoCarry, Pending
+
+from jobs.generated.tasks import ExpireSessions
 
 
 def merge(
