@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from venturi import NoCarry
 from venturi.worker import Context, Outcome
+
 from versions.tasks import PruneCarts
 from versions.worker import PruneCartsHandlerBase
 
@@ -17,5 +18,9 @@ State = object
 
 
 class PruneCartsHandler(PruneCartsHandlerBase[State]):
-    async def handle(self, task: PruneCarts, ctx: Context[NoCarry], state: State) -> Outcome[None]:
-        raise NotImplementedError("PruneCartsHandler.handle: handle PruneCarts jobs here")
+    async def handle(
+        self, task: PruneCarts, ctx: Context[NoCarry], state: State
+    ) -> Outcome[None]:
+        raise NotImplementedError(
+            "PruneCartsHandler.handle: handle PruneCarts jobs here"
+        )

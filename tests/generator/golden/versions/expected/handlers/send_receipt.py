@@ -7,6 +7,7 @@ The shop.send_receipt task.
 from __future__ import annotations
 
 from venturi.worker import Context, Outcome
+
 from versions.tasks import SendReceipt, SendReceiptCarry
 from versions.worker import SendReceiptHandlerBase
 
@@ -19,4 +20,6 @@ class SendReceiptHandler(SendReceiptHandlerBase[State]):
     async def handle(
         self, task: SendReceipt, ctx: Context[SendReceiptCarry], state: State
     ) -> Outcome[None]:
-        raise NotImplementedError("SendReceiptHandler.handle: handle SendReceipt jobs here")
+        raise NotImplementedError(
+            "SendReceiptHandler.handle: handle SendReceipt jobs here"
+        )

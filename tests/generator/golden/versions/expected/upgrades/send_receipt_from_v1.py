@@ -10,7 +10,12 @@ producer-side code.
 
 from __future__ import annotations
 
-from versions.tasks import SendReceiptCarry, SendReceiptCarryV1, SendReceiptV1, SendReceiptV2
+from versions.tasks import (
+    SendReceiptCarry,
+    SendReceiptCarryV1,
+    SendReceiptV1,
+    SendReceiptV2,
+)
 
 
 def upgrade_payload(old: SendReceiptV1) -> SendReceiptV2:
