@@ -10,6 +10,7 @@ import os
 from typing import TYPE_CHECKING
 
 from venturi.errors import ConfigurationError
+from venturi.storage._conninfo import is_postgres
 
 if TYPE_CHECKING:
     from venturi.storage._protocol import AsyncStorage, Storage
@@ -24,7 +25,8 @@ def resolve_url(url: str | None) -> str:
 
 
 def url_scheme(url: str) -> str:
-    if url.startswith(("postgresql://", "postgres://")):
+    """``postgresql`` for a PostgreSQL URL or keyword/value string, ``sqlite`` for the rest."""
+    if is_postgres(url):
         return "postgresql"
     if url.startswith("sqlite://") or "://" not in url:
         return "sqlite"

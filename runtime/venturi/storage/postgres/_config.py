@@ -15,11 +15,11 @@ import re
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from venturi.errors import ConfigurationError
+from venturi.storage._conninfo import take_param
 from venturi.storage._sql import load_queries
 from venturi.storage._types import Capabilities
 
@@ -59,23 +59,19 @@ class Settings:
 
 
 def parse(url: str, schema: str | None = None) -> Settings:
-    parts = urlsplit(url)
-    query = parse_qsl(parts.query, keep_blank_values=True)
-    from_url = [value for key, value in query if key == SCHEMA_PARAM]
-    rest = [(key, value) for key, value in query if key != SCHEMA_PARAM]
+    """Settings from any connection string libpq accepts (a URL, or keyword/value pairs),
+    with ``venturi_schema`` taken out of it."""
+    stripped, from_url = take_param(url, SCHEMA_PARAM)
     name = schema or (from_url[-1] if from_url else DEFAULT_SCHEMA)
-    if not _IDENTIFIER.match(name):
+    if not _IDENTIFIER.fullmatch(name):
         raise ConfigurationError(
             f"invalid venturi schema name {name!r}: use lower-case letters, digits and "
             "underscores, starting with a letter or underscore, at most 58 characters"
         )
-    # quote, not urlencode's default quote_plus: libpq reads a '+' as a plus sign, so a
-    # space (as in options=-c x=y -c z=w) must travel as %20.
-    stripped = urlunsplit(parts._replace(query=urlencode(rest, quote_via=quote)))
     try:
         params: dict[str, Any] = conninfo_to_dict(stripped)
     except Exception as exc:  # psycopg.ProgrammingError: a malformed URL
-        raise ConfigurationError(f"invalid PostgreSQL URL: {exc}") from None
+        raise ConfigurationError(f"invalid PostgreSQL connection string: {exc}") from None
     options = str(params.get("options") or "")
     params["options"] = f"{options} -c TimeZone=UTC".strip()
     params.setdefault("application_name", "venturi")
