@@ -24,6 +24,9 @@ RESERVED_KIND_PREFIX = "venturi."
 
 #: KIND -> task class, for every Task subclass imported in this process.
 _KINDS: dict[str, type[Task[Any]]] = {}
+#: Alias -> task class (the first that claims it: the generator and the worker's registry
+#: refuse an alias claimed twice; this map only serves ``task_class_for``).
+_ALIASES: dict[str, type[Task[Any]]] = {}
 
 
 class Task(Generic[C]):
@@ -66,6 +69,10 @@ class Task(Generic[C]):
                 f"{other.__module__}.{other.__qualname__}; every task needs its own KIND"
             )
         _KINDS[kind] = cls
+        for alias in cls.__dict__.get("ALIASES", ()):
+            held = _ALIASES.get(alias)
+            if held is None or (held.__module__, held.__name__) == (cls.__module__, cls.__name__):
+                _ALIASES[alias] = cls
 
     # -- enqueue-time policy -------------------------------------------------
 
@@ -142,5 +149,6 @@ class Task(Generic[C]):
 
 
 def task_class_for(kind: str) -> type[Task[Any]] | None:
-    """The task class registered for ``kind`` in this process, if its module was imported."""
-    return _KINDS.get(kind)
+    """The task class registered for ``kind`` (its KIND, else one of its ALIASES) in this
+    process, if its module was imported."""
+    return _KINDS.get(kind) or _ALIASES.get(kind)

@@ -135,3 +135,60 @@ async def test_worker_without_handlers_fails_at_start() -> None:
     worker: Worker[None] = Worker(None, ":memory:")
     with pytest.raises(ConfigurationError, match="the worker has no handlers"):
         await worker.run()
+
+
+@dataclass(frozen=True, slots=True)
+class Renamed(Task[Any]):
+    KIND: ClassVar[str] = "unit_registry_renamed"
+    ALIASES: ClassVar[tuple[str, ...]] = ("unit_registry_old", "unit_registry_older")
+    VERSION: ClassVar[int] = 3
+
+    @classmethod
+    def from_json(cls, data: Any) -> Self:
+        return cls()
+
+
+class RenamedHandler(Handler[Renamed, Any, None]):
+    TASK = Renamed
+
+    async def handle(self, task: Renamed, ctx: Context[Any], state: None) -> Outcome[Any]:
+        return Outcome.completed()
+
+
+@dataclass(frozen=True, slots=True)
+class Squatter(Task[Any]):
+    """Another task whose kind is one of Renamed's aliases (never both in one worker)."""
+
+    KIND: ClassVar[str] = "unit_registry_old_squatter"
+    ALIASES: ClassVar[tuple[str, ...]] = ("unit_registry_older",)
+
+    @classmethod
+    def from_json(cls, data: Any) -> Self:
+        return cls()
+
+
+class SquatterHandler(Handler[Squatter, Any, None]):
+    TASK = Squatter
+
+    async def handle(self, task: Squatter, ctx: Context[Any], state: None) -> Outcome[Any]:
+        return Outcome.completed()
+
+
+def test_aliases_route_to_the_task_s_handler() -> None:
+    registry = Registry()
+    entry = registry.add(RenamedHandler())
+    assert (entry.kind, entry.aliases, entry.version) == (
+        "unit_registry_renamed", ("unit_registry_old", "unit_registry_older"), 3
+    )
+    # The worker claims every one of them, and runs each with the same registration.
+    assert registry.kinds == ("unit_registry_old", "unit_registry_older", "unit_registry_renamed")
+    assert registry.by_kind["unit_registry_old"] is entry is registry.by_kind["unit_registry_renamed"]
+    assert registry.aliases == {"unit_registry_old": entry, "unit_registry_older": entry}
+
+
+def test_an_alias_claimed_by_two_handlers_is_refused() -> None:
+    registry = Registry()
+    registry.add(RenamedHandler())
+    with pytest.raises(ConfigurationError, match="kind \\(an alias\\) 'unit_registry_older' is registered twice"):
+        registry.add(SquatterHandler())
+    assert "unit_registry_old_squatter" not in registry, "nothing of a refused handler is kept"

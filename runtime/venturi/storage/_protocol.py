@@ -258,6 +258,11 @@ class AsyncStorage(Protocol):
         """Pending jobs per kind, so a worker can report kinds it has no handler for."""
         ...
 
+    async def ready_counts_of_kinds(self, kinds: Sequence[str], *, now: datetime) -> dict[str, int]:
+        """Ready jobs (pending and due by ``now``) of the given kinds, per kind (those with
+        none are left out): a starting worker reports what waits under its aliases."""
+        ...
+
     async def close(self) -> None: ...
 
 

@@ -69,7 +69,10 @@ class Engine:
             batch=config.effective_flush_batch,
             linger=seconds(config.flush_linger),
         )
-        self._maintenance = Maintenance(storage, config, self.stats, frozenset(registry.kinds))
+        aliases = {alias: entry.kind for alias, entry in registry.aliases.items()}
+        self._maintenance = Maintenance(
+            storage, config, self.stats, frozenset(registry.kinds), aliases
+        )
         self.capacity = Capacity()
         notify = storage.capabilities.listen_notify and hasattr(storage, "wait_for_work")
         self._claimer = Claimer(

@@ -1,5 +1,9 @@
 """Periodic upkeep beside the run loop: reclaim expired leases, prune, report unknown kinds.
 
+At start a worker also says how many ready jobs wait under each alias it runs
+(a task's former kind), so that the operator sees a rename's backlog being
+worked off.
+
 Every worker does its share, in bounded batches, so a backlog of expired
 leases or finished jobs is worked off in small transactions that never hold
 the database for long. Errors are logged and retried at the next period:
@@ -10,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 
 from venturi._clock import utcnow
 from venturi.storage._protocol import AsyncStorage
@@ -74,12 +78,35 @@ async def report_unknown_kinds(storage: AsyncStorage, kinds: frozenset[str]) -> 
     return unknown
 
 
+async def report_aliases(storage: AsyncStorage, aliases: Mapping[str, str]) -> dict[str, int]:
+    """Log the ready jobs waiting under each alias (alias -> the task's kind) this worker runs."""
+    counts = await storage.ready_counts_of_kinds(sorted(aliases), now=utcnow())
+    for alias, kind in sorted(aliases.items()):
+        ready = counts.get(alias, 0)
+        log.info(
+            "%d ready job(s) wait under the alias %s of %s; this worker runs them",
+            ready,
+            alias,
+            kind,
+            extra={"event": "alias_backlog", "alias": alias, "kind": kind, "ready": ready},
+        )
+    return counts
+
+
 class Maintenance:
     """Runs each upkeep task at its own period until stopped."""
 
     def __init__(
-        self, storage: AsyncStorage, config: WorkerConfig, stats: WorkerStats, kinds: frozenset[str]
+        self,
+        storage: AsyncStorage,
+        config: WorkerConfig,
+        stats: WorkerStats,
+        kinds: frozenset[str],
+        aliases: Mapping[str, str] | None = None,
     ) -> None:
+        self._at_start: list[tuple[str, Callable[[], Awaitable[object]]]] = (
+            [("aliases", lambda: report_aliases(storage, aliases))] if aliases else []
+        )
         self._jobs: list[tuple[str, float, Callable[[], Awaitable[object]]]] = [
             ("reclaim", seconds(config.reclaim_interval), lambda: reclaim_expired(storage, config, stats)),
             ("prune", seconds(config.prune_interval), lambda: prune(storage, config, stats)),
@@ -91,8 +118,11 @@ class Maintenance:
         self._stop.set()
 
     async def run_all_once(self) -> None:
-        """Every upkeep task once: a starting worker first reclaims what a crashed one left."""
+        """Every upkeep task once: a starting worker first reclaims what a crashed one left,
+        then says what waits under its aliases."""
         for name, _period, job in self._jobs:
+            await self._run_one(name, job)
+        for name, job in self._at_start:
             await self._run_one(name, job)
 
     async def run(self) -> None:

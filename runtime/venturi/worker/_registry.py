@@ -1,7 +1,9 @@
 """The worker's registry: ``KIND`` -> everything needed to run a stored job of that kind.
 
 Storage hands the worker a kind string and JSON text; the registry is where
-type safety comes back. Each entry is resolved once, at registration, so the
+type safety comes back. A task's ``ALIASES`` (the kinds it had before a
+rename) route to the same registration, so jobs stored under a former kind
+are claimed and run by the task's handler. Each entry is resolved once, at registration, so the
 per-job path reads plain attributes instead of walking class hierarchies.
 Registration errors name the kind and the fix, because they are met by
 someone wiring a worker for the first time.
@@ -25,6 +27,8 @@ class Registration:
     """One registered task kind, with its class-level facts read once."""
 
     kind: str
+    aliases: tuple[str, ...]  # former kinds whose stored jobs this handler runs too
+    version: int  # the task's VERSION: documents stored by another one are upgraded
     handler: Handler[Any, Any, Any]
     task_cls: type[Task[Any]]
     handle: Callable[..., Any]  # the bound ``handler.handle``
@@ -70,6 +74,14 @@ def registration_for(handler: object) -> Registration:
             f"kind {kind!r} ({task_cls.__qualname__}) uses the reserved prefix "
             f"{RESERVED_KIND_PREFIX!r}; rename the task's KIND"
         )
+    aliases = task_cls.ALIASES
+    if not isinstance(aliases, tuple) or not all(isinstance(a, str) and a for a in aliases):
+        raise ConfigurationError(
+            f"{task_cls.__qualname__}.ALIASES must be a tuple of kinds (strings), got {aliases!r}"
+        )
+    version = task_cls.VERSION
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise ConfigurationError(f"{task_cls.__qualname__}.VERSION must be an integer of at least 1, got {version!r}")
     if task_cls.from_json.__func__ is Task.from_json.__func__:  # type: ignore[attr-defined]
         raise ConfigurationError(
             f"task {task_cls.__qualname__} (kind {kind!r}) does not implement from_json, so the "
@@ -88,6 +100,8 @@ def registration_for(handler: object) -> Registration:
         )
     return Registration(
         kind=kind,
+        aliases=aliases,
+        version=version,
         handler=handler,  # type: ignore[arg-type]
         task_cls=task_cls,
         handle=handle,
@@ -108,13 +122,16 @@ class Registry:
 
     def add(self, handler: object) -> Registration:
         entry = registration_for(handler)
-        existing = self._by_kind.get(entry.kind)
-        if existing is not None:
-            raise ConfigurationError(
-                f"kind {entry.kind!r} is registered twice ({existing.name}, then {entry.name}); "
-                "register exactly one handler per task kind"
-            )
-        self._by_kind[entry.kind] = entry
+        for kind in (entry.kind, *entry.aliases):
+            existing = self._by_kind.get(kind)
+            if existing is not None:
+                what = "kind" if kind == entry.kind and kind == existing.kind else "kind (an alias)"
+                raise ConfigurationError(
+                    f"{what} {kind!r} is registered twice ({existing.name}, then {entry.name}); "
+                    "register exactly one handler per task kind, aliases included"
+                )
+        for kind in (entry.kind, *entry.aliases):
+            self._by_kind[kind] = entry
         return entry
 
     def check_ready(self) -> None:
@@ -126,7 +143,13 @@ class Registry:
 
     @property
     def kinds(self) -> tuple[str, ...]:
+        """Every kind this worker claims: the tasks' kinds and their aliases."""
         return tuple(sorted(self._by_kind))
+
+    @property
+    def aliases(self) -> dict[str, Registration]:
+        """Alias -> the registration of the task it now belongs to."""
+        return {kind: entry for kind, entry in self._by_kind.items() if kind != entry.kind}
 
     @property
     def by_kind(self) -> dict[str, Registration]:

@@ -125,6 +125,13 @@ def pending_counts_by_kind(queries: dict[str, str]) -> Steps[dict[str, int]]:
     return {kind: count for kind, count in rows}
 
 
+def ready_counts_of_kinds(
+    queries: dict[str, str], kinds: Sequence[str], now: datetime
+) -> Steps[dict[str, int]]:
+    rows = yield Stmt(queries["ready_counts_of_kinds"], {"kinds": list(kinds), "now": aware(now)})
+    return {kind: count for kind, count in rows}
+
+
 def prune(queries: dict[str, str], now: datetime, limit: int) -> Steps[int]:
     if limit <= 0:
         return 0

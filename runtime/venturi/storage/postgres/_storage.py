@@ -268,6 +268,15 @@ class PostgresStorage:
             what="retry jobs",
         )  # fmt: skip
 
+    def ready_counts_of_kinds(self, kinds: Sequence[str], *, now: datetime) -> dict[str, int]:
+        if not kinds:
+            return {}
+        return self._run(
+            lambda: _operator.ready_counts_of_kinds(self._queries, kinds, now),
+            what="count ready jobs",
+            atomic=False,
+        )
+
     # -- the stored backlog ------------------------------------------------------
 
     def backlog_size(self, states: Sequence[JobState]) -> tuple[int, str | None]:

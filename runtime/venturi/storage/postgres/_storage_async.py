@@ -310,6 +310,15 @@ class AsyncPostgresStorage:
             ),
             what="retry jobs",
         )  # fmt: skip
+    async def ready_counts_of_kinds(self, kinds: Sequence[str], *, now: datetime) -> dict[str, int]:
+        if not kinds:
+            return {}
+        return await self._run(
+            lambda: _operator.ready_counts_of_kinds(self._queries, kinds, now),
+            what="count ready jobs",
+            atomic=False,
+        )
+
     # -- the stored backlog ------------------------------------------------------
 
     async def backlog_size(self, states: Sequence[JobState]) -> tuple[int, str | None]:

@@ -317,6 +317,13 @@ FOR UPDATE SKIP LOCKED
 -- name: pending_counts_by_kind
 SELECT kind, count(*) FROM {schema}.jobs WHERE state = 'pending' GROUP BY kind
 
+-- name: ready_counts_of_kinds
+-- Ready jobs (pending, due by now) of the given kinds, per kind: what a starting
+-- worker reports of the aliases it runs.
+SELECT kind, count(*) FROM {schema}.jobs
+WHERE state = 'pending' AND run_at <= %(now)s AND kind = ANY(%(kinds)s::text[])
+GROUP BY kind
+
 -- ---------------------------------------------------------------- operator
 
 -- name: get_job

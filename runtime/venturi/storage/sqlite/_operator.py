@@ -161,6 +161,13 @@ def pending_counts_by_kind(conn: sqlite3.Connection, queries: dict[str, str]) ->
     return {kind: count for kind, count in conn.execute(queries["pending_counts_by_kind"])}
 
 
+def ready_counts_of_kinds(
+    conn: sqlite3.Connection, queries: dict[str, str], kinds: Sequence[str], now: datetime
+) -> dict[str, int]:
+    rows = conn.execute(queries["ready_counts_of_kinds"], (json.dumps(list(kinds)), epoch(now)))
+    return {kind: count for kind, count in rows}
+
+
 def prune(conn: sqlite3.Connection, queries: dict[str, str], now: datetime, limit: int) -> int:
     if limit <= 0:
         return 0

@@ -262,6 +262,13 @@ class SqliteStorage:
                 after_id=after_id, up_to_id=up_to_id,
             )
         )  # fmt: skip
+    def ready_counts_of_kinds(self, kinds: Sequence[str], *, now: datetime) -> dict[str, int]:
+        if not kinds:
+            return {}
+        return self._read(
+            lambda: _operator.ready_counts_of_kinds(self._conn, self._queries, kinds, now)
+        )
+
     # -- the stored backlog ------------------------------------------------------
 
     def backlog_size(self, states: Sequence[JobState]) -> tuple[int, str | None]:

@@ -148,6 +148,9 @@ class AsyncSqliteStorage:
     async def pending_counts_by_kind(self) -> dict[str, int]:
         return await self._thread.run(self.sync.pending_counts_by_kind)
 
+    async def ready_counts_of_kinds(self, kinds: Sequence[str], *, now: datetime) -> dict[str, int]:
+        return await self._thread.run(lambda: self.sync.ready_counts_of_kinds(kinds, now=now))
+
     async def pause_queue(self, queue: str, *, now: datetime, reason: str | None = None) -> bool:
         return self.sync.pause_queue(queue, now=now, reason=reason)
 

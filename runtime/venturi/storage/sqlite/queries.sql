@@ -233,6 +233,13 @@ GROUP BY j.kind, w.key
 -- name: pending_counts_by_kind
 SELECT kind, count(*) FROM jobs WHERE state = 'pending' GROUP BY kind
 
+-- name: ready_counts_of_kinds
+-- Ready jobs (pending, due by ?2) of the kinds in ?1, per kind: what a starting
+-- worker reports of the aliases it runs.
+SELECT kind, count(*) FROM jobs
+WHERE state = 'pending' AND run_at <= ?2 AND kind IN (SELECT value FROM json_each(?1))
+GROUP BY kind
+
 -- name: prunable_jobs
 SELECT id FROM jobs
 WHERE purge_after < ?1 AND state IN ('completed', 'dead', 'cancelled')
