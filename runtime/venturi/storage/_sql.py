@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from importlib import resources
 
 _NAME = re.compile(r"^-- name: ([a-z0-9_]+)\s*$", re.MULTILINE)
-_MIGRATION = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+_MIGRATION = re.compile(r"(\d{4})_[a-z0-9_]+\.sql")  # fullmatch: "$" accepts a final newline
 
 
 def load_queries(package: str, filename: str = "queries.sql") -> dict[str, str]:
@@ -40,7 +40,7 @@ def load_migrations(package: str) -> list[Migration]:
     folder = resources.files(package).joinpath("migrations")
     found: list[Migration] = []
     for entry in folder.iterdir():
-        match = _MIGRATION.match(entry.name)
+        match = _MIGRATION.fullmatch(entry.name)
         if match:
             found.append(Migration(int(match.group(1)), entry.name, entry.read_text(encoding="utf-8")))
     found.sort(key=lambda m: m.version)

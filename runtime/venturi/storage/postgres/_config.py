@@ -39,7 +39,8 @@ CAPABILITIES = Capabilities(
     skip_locked=True,
 )
 
-_IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,57}$")
+#: Matched with ``fullmatch``: ``$`` would also accept a trailing newline.
+_IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,57}")
 _RAW_QUERIES = load_queries(PACKAGE)
 
 
@@ -63,7 +64,7 @@ def parse(url: str, schema: str | None = None) -> Settings:
     with ``venturi_schema`` taken out of it."""
     stripped, from_url = take_param(url, SCHEMA_PARAM)
     name = schema or (from_url[-1] if from_url else DEFAULT_SCHEMA)
-    if not _IDENTIFIER.fullmatch(name):
+    if not isinstance(name, str) or not _IDENTIFIER.fullmatch(name):
         raise ConfigurationError(
             f"invalid venturi schema name {name!r}: use lower-case letters, digits and "
             "underscores, starting with a letter or underscore, at most 58 characters"

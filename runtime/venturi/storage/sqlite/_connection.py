@@ -77,7 +77,10 @@ def connect(path: str, *, synchronous: Synchronous) -> sqlite3.Connection:
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:
-    return exc.sqlite_errorcode in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    # Errors the sqlite3 module raises itself (a column that is not valid UTF-8, say)
+    # carry no SQLite error code.
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
 def _backoff(started: float, max_wait_s: float) -> None:
