@@ -59,6 +59,7 @@ NAMES: dict[str, str] = {
     "AsyncPostgresStorage": "PostgresStorage",
     "open_async_storage": "open_storage",
     "_run_steps_async": "_run_steps",
+    "tolerate_deep_json_async": "tolerate_deep_json",
     # the standard library and psycopg
     "AbstractAsyncContextManager": "AbstractContextManager",
     "AsyncConnection": "Connection",

@@ -19,10 +19,10 @@ from __future__ import annotations
 import functools
 import os
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
@@ -108,9 +108,18 @@ async def open_postgres(tmp_path: Path) -> AsyncIterator[Backend]:
     url = schema_url(schema)
     storage = AsyncPostgresStorage(url, pool_size=4)
     sync = PostgresStorage(url, pool_size=4)
+
+    def raw(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        import psycopg
+
+        text = sql.format(jobs=f'"{schema}".jobs', journal=f'"{schema}".journal')
+        with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
+            cur = conn.execute(text.replace("?", "%s"), params)
+            return cur.fetchall() if cur.description is not None else []
+
     try:
         await storage.migrate()
-        yield Backend("postgres", storage, sync)
+        yield Backend("postgres", storage, sync, raw)
     finally:
         sync.close()
         await storage.close()

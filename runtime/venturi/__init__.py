@@ -29,6 +29,7 @@ from venturi.errors import (
 )
 from venturi.storage._types import (
     CancelOutcome,
+    DecodeFailure,
     EnqueueOutcome,
     EnqueueResult,
     JobCount,
@@ -45,6 +46,7 @@ __all__ = [
     "CancelOutcome",
     "CodecError",
     "ConfigurationError",
+    "DecodeFailure",
     "EnqueueOutcome",
     "EnqueueResult",
     "Independent",

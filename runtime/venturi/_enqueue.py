@@ -8,20 +8,23 @@ payload and carry, calls the task's ``merge`` and encodes the decision.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Generic, TypeVar
 
 from venturi import codec
-from venturi._clock import utcnow
+from venturi._clock import LATEST_RUN_AT, utcnow
 from venturi._ids import new_job_id, new_job_ids
 from venturi._journal import JournalEntry, JournalEvent
 from venturi._merge import MergeKind, Pending
 from venturi._priority import Priority
+from venturi._storable import NUL, text_problem
 from venturi._task import Task, task_class_for
+from venturi.codec import CodecError
 from venturi.errors import ConfigurationError
 from venturi.storage._types import (
+    DecodeFailure,
     EnqueueRequest,
     EnqueueResult,
     JobState,
@@ -37,24 +40,122 @@ T = TypeVar("T", bound=Task[Any])
 def resolve_run_at(
     now: datetime, run_at: datetime | None, delay: timedelta | None
 ) -> datetime:
+    """The run time of an enqueue: ``run_at``, or ``now + delay``, or ``now``.
+
+    Refused with a ``ConfigurationError`` naming the argument: both given, a
+    value of the wrong type, a naive ``run_at``, a negative ``delay``, and a
+    time after ``LATEST_RUN_AT`` (which every backend can store and read back).
+    """
     if run_at is not None and delay is not None:
         raise ConfigurationError("pass either run_at or delay, not both")
     if run_at is not None:
+        if not isinstance(run_at, datetime):
+            raise ConfigurationError(
+                f"run_at must be a timezone-aware datetime, got {type(run_at).__name__}"
+            )
         if run_at.tzinfo is None or run_at.utcoffset() is None:
             raise ConfigurationError("run_at must be a timezone-aware datetime")
-        return run_at.astimezone(UTC)
+        try:
+            when = run_at.astimezone(UTC)
+        except OverflowError:  # 0001-01-01 00:00+01:00 is before the first UTC datetime
+            raise ConfigurationError(f"run_at {run_at.isoformat()} is out of range") from None
+        if when > LATEST_RUN_AT:
+            raise ConfigurationError(
+                f"run_at {run_at.isoformat()} is after {LATEST_RUN_AT.isoformat()}, the latest "
+                "run time venturi stores"
+            )
+        return when
     if delay is not None:
+        if not isinstance(delay, timedelta):
+            raise ConfigurationError(f"delay must be a timedelta, got {type(delay).__name__}")
         if delay < timedelta(0):
             raise ConfigurationError("delay must not be negative")
+        if delay > LATEST_RUN_AT - now:
+            raise ConfigurationError(
+                f"delay {delay} puts the run after {LATEST_RUN_AT.isoformat()}, the latest run "
+                "time venturi stores"
+            )
         return now + delay
     return now
 
 
 def _kind_of(task: Task[Any]) -> str:
-    kind = getattr(type(task), "KIND", None)
+    return _class_kind(type(task))
+
+
+def _class_kind(cls: type[Any]) -> str:
+    kind = getattr(cls, "KIND", None)
     if not isinstance(kind, str):
-        raise ConfigurationError(f"{type(task).__qualname__} has no KIND; is it a venturi Task?")
+        raise ConfigurationError(f"{cls.__qualname__} has no KIND; is it a venturi Task?")
     return kind
+
+
+def _checked_class(cls: type[Task[Any]], queue: str | None) -> tuple[str, str, str]:
+    """``(kind, queue, fresh carry JSON)`` of an enqueue of ``cls``, each checked once
+    per call (by class in ``enqueue_many``): text every backend stores. The class's own
+    (its KIND and QUEUE) are checked once per process."""
+    fixed = _CLASS_FACTS.get(cls) if not queue else None
+    if fixed is not None:
+        return fixed
+    kind = _class_kind(cls)
+    _check_text(kind, f"{cls.__qualname__}.KIND")
+    name = queue or cls.QUEUE
+    if not isinstance(name, str):
+        raise ConfigurationError(f"queue must be a string, got {type(name).__name__}")
+    _check_text(name, "queue")
+    fixed = (kind, name, _FRESH_CARRY_JSON.get(cls) or fresh_carry_json(cls))
+    if not queue:
+        _CLASS_FACTS[cls] = fixed
+    return fixed
+
+
+#: ``_checked_class`` of each task class enqueued to its own queue.
+_CLASS_FACTS: dict[type[Any], tuple[str, str, str]] = {}
+
+
+def _check_text(text: str, what: str) -> None:
+    problem = text_problem(text)
+    if problem is not None:
+        raise ConfigurationError(f"{what} {text!r} {problem}; no database can store it")
+
+
+def _key(value: Any, what: str) -> str | None:
+    """A dedup or concurrency key as returned by the task: None, or text every backend stores."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise CodecError(what, f"must be a string or None, got {type(value).__name__}")
+    if value.isascii() and NUL not in value:  # the common case: nothing more to check
+        return value
+    problem = text_problem(value)
+    if problem is not None:
+        raise CodecError(what, f"{value!r} {problem}; no database can store it")
+    return value
+
+
+_PRIORITIES = frozenset(int(level) for level in Priority)
+
+
+def _priority(task: Task[Any], level: Any) -> int:
+    """``task.priority()``'s ``level`` as stored, when it is a ``Priority`` (or its value)."""
+    if type(level) is Priority or (
+        isinstance(level, int) and not isinstance(level, bool) and level in _PRIORITIES
+    ):
+        return int(level)
+    raise CodecError(
+        "priority",
+        f"{type(task).__qualname__}.priority() returned {level!r}; expected a venturi.Priority",
+    )
+
+
+def encode_payload(task: Task[Any]) -> str:
+    """The task's payload as JSON text; every refusal is a ``CodecError`` with its path."""
+    try:
+        return codec.dumps(task.to_json())
+    except RecursionError:  # a recursive type nested past Python's recursion limit
+        raise CodecError(
+            "$", f"payload nests too deeply (the limit is {codec.MAX_NESTING} levels)"
+        ) from None
 
 
 #: The JSON of each task class's fresh carry. Carries are frozen values whose defaults are
@@ -78,23 +179,35 @@ def build_request(
     delay: timedelta | None = None,
     queue: str | None = None,
 ) -> EnqueueRequest:
-    """Encode ``task`` into an ``EnqueueRequest``. Raises ``CodecError`` for a bad payload."""
-    kind = _kind_of(task)
+    """Encode ``task`` into an ``EnqueueRequest``.
+
+    Raises ``CodecError`` for a bad payload, key or priority (naming it) and
+    ``ConfigurationError`` for a bad kind, queue, ``run_at`` or ``delay``.
+    The payload is encoded first: its codec names a field of the wrong type
+    before the keys, which are computed from fields, can trip over it.
+    """
+    when = now if run_at is None and delay is None else resolve_run_at(now, run_at, delay)
     cls = type(task)
+    kind, name, carry = _checked_class(cls, queue)
+    payload = encode_payload(task)
     dedup_key = task.dedup_key()
-    carry = _FRESH_CARRY_JSON.get(cls) or fresh_carry_json(cls)
+    if dedup_key is not None:
+        dedup_key = _key(dedup_key, "dedup key")
+    concurrency_key = task.concurrency_key()
+    if concurrency_key is not None:
+        concurrency_key = _key(concurrency_key, "concurrency key")
     # Positional, a little cheaper than keywords. The order is NewJob's: id, kind, queue, priority, payload, carry, dedup_key,
     # concurrency_key, run_at.
     job = NewJob(
         new_job_id(),
         kind,
-        queue or cls.QUEUE,
-        int(task.priority()),
-        codec.dumps(task.to_json()),
+        name,
+        _priority(task, task.priority()),
+        payload,
         carry,
         dedup_key,
-        task.concurrency_key(),
-        now if run_at is None and delay is None else resolve_run_at(now, run_at, delay),
+        concurrency_key,
+        when,
     )
     return EnqueueRequest(job, None if dedup_key is None else _decider(task, now))
 
@@ -121,10 +234,19 @@ def build_requests(
     for task in {type(task): task for task in tasks}.values():
         _kind_of(task)  # not a Task: say so now, before dedup_key() fails on it
     return RequestBatch(
-        len(tasks),
-        all(task.dedup_key() is None for task in tasks),
-        _requests(tasks, new_job_ids(len(tasks)), when, now, queue),
+        len(tasks), _no_dedup_key(tasks), _requests(tasks, new_job_ids(len(tasks)), when, now, queue)
     )
+
+
+def _no_dedup_key(tasks: Sequence[Task[Any]]) -> bool:
+    for task in tasks:
+        try:
+            if task.dedup_key() is not None:
+                return False
+        except Exception:
+            encode_payload(task)  # a field of the wrong type: its codec says which one
+            raise
+    return True
 
 
 def _requests(
@@ -136,18 +258,28 @@ def _requests(
         cls = type(task)
         fixed = per_class.get(cls)
         if fixed is None:
-            fixed = (_kind_of(task), queue or cls.QUEUE, fresh_carry_json(cls))
+            fixed = _checked_class(cls, queue)
             per_class[cls] = fixed
+        try:
+            payload = dumps(task.to_json())
+        except RecursionError:
+            payload = encode_payload(task)  # raises the CodecError
         dedup_key = task.dedup_key()
+        if dedup_key is not None:
+            dedup_key = _key(dedup_key, "dedup key")
+        concurrency_key = task.concurrency_key()
+        if concurrency_key is not None:
+            concurrency_key = _key(concurrency_key, "concurrency key")
+        level = task.priority()
         job = NewJob(
             job_id,
             fixed[0],
             fixed[1],
-            int(task.priority()),
-            dumps(task.to_json()),
+            int(level) if type(level) is Priority else _priority(task, level),
+            payload,
             fixed[2],
             dedup_key,
-            task.concurrency_key(),
+            concurrency_key,
             when,
         )
         yield EnqueueRequest(job, None if dedup_key is None else _decider(task, now))
@@ -157,14 +289,22 @@ def _decider(task: Task[Any], now: datetime) -> Any:
     cls = type(task)
 
     def decide(existing: StoredJob) -> MergeAction:
-        pending = Pending(
-            job_id=existing.id,
-            payload=cls.from_json(codec.loads(existing.payload)),
-            carry=cls.decode_carry(codec.loads(existing.carry)),
-            run_count=existing.run_count,
-            priority=Priority(existing.priority),
-            journal=existing.journal,
-        )
+        try:
+            pending = Pending(
+                job_id=existing.id,
+                payload=cls.from_json(codec.loads(existing.payload)),
+                carry=cls.decode_carry(codec.loads(existing.carry)),
+                run_count=existing.run_count,
+                priority=Priority(existing.priority),
+                journal=existing.journal,
+            )
+        except Exception:
+            # The pending job's stored row no longer decodes (an older payload shape, a
+            # row damaged or written by another program): there is nothing ``merge`` could
+            # decide with. The new job is stored beside it, as ``Independent`` would; the
+            # broken one goes to dead when a worker claims it. A healthy enqueue never
+            # fails because of another job's bad row.
+            return MergeAction(MergeKind.INDEPENDENT)
         decision = task.merge(pending)
         entry = JournalEntry(
             at=now, run=existing.run_count, event=JournalEvent.MERGED, decision=str(decision.kind)
@@ -201,7 +341,13 @@ def _decider(task: Task[Any], now: datetime) -> Any:
 
 @dataclass(frozen=True, slots=True)
 class JobInfo(Generic[T]):
-    """A job as a producer sees it: state, runs, typed output, failure, carry and journal."""
+    """A job as a producer sees it: state, runs, typed output, failure, carry and journal.
+
+    A job whose stored row does not decode is still returned, never raised:
+    ``decode_failures`` says what did not decode and why, and each such part
+    holds its raw stored value (the JSON value, or the text when it is not
+    JSON at all).
+    """
 
     id: str
     kind: str
@@ -213,39 +359,97 @@ class JobInfo(Generic[T]):
     created_at: datetime
     run_at: datetime
     finished_at: datetime | None
-    payload: T | Any  # the typed task when its class is known, else the raw JSON value
+    payload: T | Any  # the typed task when its class is known and it decodes, else raw
     carry: Any
     output: Any  # the typed output when the task declares one, else raw JSON or None
     error_code: str | None
     error_message: str | None
     journal: tuple[JournalEntry, ...]
+    decode_failures: tuple[DecodeFailure, ...] = ()
 
     @property
     def has_output(self) -> bool:
         """True once the job completed with an output (distinguishes a zero value from none)."""
         return self.state is JobState.COMPLETED and self.output is not None
 
+    @property
+    def decoded(self) -> bool:
+        """Whether every part of the stored job decoded (``decode_failures`` is empty)."""
+        return not self.decode_failures
+
+
+class _Decoding:
+    """Decodes the parts of one stored job, keeping the raw value and a failure for each
+    part that does not decode."""
+
+    __slots__ = ("failed", "failures")
+
+    def __init__(self, stored: StoredJob) -> None:
+        self.failures: list[DecodeFailure] = list(stored.decode_failures)
+        self.failed = {failure.field for failure in self.failures}
+
+    def part(self, name: str, text: str, decode: Callable[[Any], Any] | None) -> Any:
+        """The stored JSON ``text`` decoded by ``decode`` (raw JSON when None)."""
+        if name in self.failed:  # the storage could not even read it: keep its safe form
+            return text
+        try:
+            raw = codec.loads(text)
+        except Exception as exc:
+            self.fail(name, f"the stored {name} is not valid JSON: {_reason(exc)}")
+            return text
+        if decode is None:
+            return raw
+        try:
+            return decode(raw)
+        except Exception as exc:  # CodecError, or whatever a hand-written decoder raises
+            self.fail(name, f"the stored {name} does not decode: {_reason(exc)}")
+            return raw
+
+    def fail(self, name: str, message: str) -> None:
+        self.failures.append(DecodeFailure(name, message))
+        self.failed.add(name)
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "it nests too deeply"
+    try:
+        text = str(exc)
+    except Exception:
+        text = ""
+    return text or type(exc).__qualname__
+
 
 def job_info(stored: StoredJob, task_cls: type[T] | None = None) -> JobInfo[T]:
-    """Decode a stored row into ``JobInfo``, typed where the task class is known."""
+    """Decode a stored row into ``JobInfo``, typed where the task class is known.
+
+    Never raises for what is stored: a part that does not decode keeps its raw
+    value and is listed in ``decode_failures``.
+    """
     cls: type[Task[Any]] | None = task_cls or task_class_for(stored.kind)
-    raw_payload = codec.loads(stored.payload)
-    raw_carry = codec.loads(stored.carry)
-    raw_output = codec.loads(stored.output) if stored.output is not None else None
-    payload: Any = raw_payload
-    carry: Any = raw_carry
-    output: Any = raw_output
-    if cls is not None:
-        payload = cls.from_json(raw_payload)
-        carry = cls.decode_carry(raw_carry)
-        if raw_output is not None and cls.OUTPUT is not None:
-            output = cls.OUTPUT.from_json(raw_output)
+    parts = _Decoding(stored)
+    payload = parts.part("payload", stored.payload, None if cls is None else cls.from_json)
+    carry = parts.part("carry", stored.carry, None if cls is None else cls.decode_carry)
+    output: Any = None
+    if stored.output is not None:
+        output_cls = None if cls is None else cls.OUTPUT
+        output = parts.part(
+            "output", stored.output, None if output_cls is None else output_cls.from_json
+        )
+    try:
+        priority = Priority(stored.priority)
+    except (ValueError, TypeError):
+        parts.fail(
+            "priority", f"the stored priority {stored.priority!r} is not a venturi Priority; "
+            "shown as normal"
+        )
+        priority = Priority.NORMAL
     return JobInfo(
         id=stored.id,
         kind=stored.kind,
         queue=stored.queue,
         state=stored.state,
-        priority=Priority(stored.priority),
+        priority=priority,
         run_count=stored.run_count,
         failure_count=stored.failure_count,
         created_at=stored.created_at,
@@ -257,7 +461,8 @@ def job_info(stored: StoredJob, task_cls: type[T] | None = None) -> JobInfo[T]:
         error_code=stored.error_code,
         error_message=stored.error_message,
         journal=stored.journal,
+        decode_failures=tuple(parts.failures),
     )
 
 
-__all__ = ["EnqueueResult", "JobInfo", "build_request", "job_info", "resolve_run_at", "utcnow"]
+__all__ = ["DecodeFailure", "EnqueueResult", "JobInfo", "build_request", "job_info", "resolve_run_at", "utcnow"]

@@ -4,7 +4,10 @@ Generated code calls these to encode typed values to JSON and decode stored
 JSON back. They never coerce: a string where an int is declared, an unknown
 field, a naive datetime — each is a ``CodecError`` naming the JSON path of the
 bad value, in either direction. Encoded documents are capped at 1 MiB so that
-one careless producer cannot fill the database with a single job.
+one careless producer cannot fill the database with a single job, and at
+``MAX_NESTING`` levels so that whatever is accepted also decodes, whatever
+the depth of the stack that decodes it. A string no backend can store (a lone
+surrogate) is refused with its path too.
 
 Generated dataclasses describe their JSON shape with a ``Struct`` of ``field``
 entries, one line per field, built from the ``Codec`` values at the end of
@@ -26,13 +29,25 @@ from typing import Any, Generic, Protocol, Self, TypeVar, cast
 
 import ulid
 
+from venturi._storable import first_bad_string
+from venturi.errors import VenturiError
+
 MAX_ENCODED_BYTES = 1024 * 1024
+#: The deepest nesting of arrays and objects an encoded document may have. Python's
+#: JSON codecs (and generated decoders of recursive types, a few frames per level)
+#: recurse once per level, and the recursion limit is shared with whatever stack
+#: decodes the document; a fixed cap far below it keeps "accepted at enqueue"
+#: meaning "decodes in every worker". No real payload comes near it.
+MAX_NESTING = 100
 
 T = TypeVar("T")
 
 
-class CodecError(ValueError):
-    """A value that does not match its declared type, with the JSON path of the offending node."""
+class CodecError(VenturiError, ValueError):
+    """A value that does not match its declared type, with the JSON path of the offending node.
+
+    Also a ``ValueError``, as it always was, so that existing ``except ValueError`` keeps working.
+    """
 
     def __init__(self, path: str, message: str) -> None:
         super().__init__(f"{path}: {message}")
@@ -42,6 +57,10 @@ class CodecError(ValueError):
 
 class PayloadTooLarge(CodecError):
     """An encoded document above ``MAX_ENCODED_BYTES``."""
+
+
+class UnstorableText(CodecError):
+    """A string no database can store (a lone surrogate), with its JSON path."""
 
 
 # One encoder for every call: json.dumps with arguments builds a new encoder each time.
@@ -85,12 +104,17 @@ def dumps(value: Any, *, what: str = "payload", limit: int = MAX_ENCODED_BYTES) 
     """Compact, key-sorted JSON text; raises ``PayloadTooLarge`` above ``limit`` bytes."""
     try:
         text = _encode(value)
-    except ValueError as exc:  # NaN or Infinity
-        raise CodecError("$", f"{what} is not valid JSON: {exc}") from None
     except RecursionError:
         raise CodecError(
             "$", f"{what} is not valid JSON: it contains itself or nests too deeply"
         ) from None
+    except (ValueError, TypeError) as exc:  # NaN or Infinity; a value JSON cannot hold
+        raise CodecError("$", f"{what} is not valid JSON: {exc}") from None
+    # Each level of nesting takes two characters: short texts cannot nest too deeply.
+    if len(text) > 2 * MAX_NESTING:
+        _check_nesting(value, what)
+    if not text.isascii():  # O(1): ASCII text holds no lone surrogate
+        _check_unicode(value, text, what)
     # UTF-8 needs at most 4 bytes per character: short texts cannot exceed the limit.
     if len(text) * 4 > limit:
         size = len(text.encode())
@@ -101,6 +125,44 @@ def dumps(value: Any, *, what: str = "payload", limit: int = MAX_ENCODED_BYTES) 
                 "store large data elsewhere and enqueue a reference to it",
             )
     return text
+
+
+def nesting_depth(value: Any) -> int:
+    """How deeply arrays and objects nest in ``value`` (a scalar is 0). Iterative."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        elif not isinstance(item, list | tuple):
+            continue
+        depth += 1
+        deepest = max(deepest, depth)
+        stack.extend((element, depth) for element in item if isinstance(element, list | tuple | dict))
+    return deepest
+
+
+def _check_nesting(value: Any, what: str) -> None:
+    depth = nesting_depth(value)
+    if depth > MAX_NESTING:
+        raise CodecError(
+            "$",
+            f"{what} nests {depth} levels deep, above the limit of {MAX_NESTING}; "
+            "flatten the structure",
+        )
+
+
+def _check_unicode(value: Any, text: str, what: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        found = first_bad_string(value)
+        path, problem = found if found is not None else ("$", "contains a lone surrogate")
+        raise UnstorableText(
+            path, f"the {what} {problem}; no database can store it (was it decoded from bytes "
+            "with errors='surrogateescape'?)"
+        ) from None
 
 
 def _reject_constant(token: str) -> Any:
@@ -115,18 +177,32 @@ _SCAN: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignor
 
 
 def loads(text: str) -> Any:
-    """Parse JSON text; NaN and Infinity are rejected."""
+    """Parse JSON text; NaN and Infinity are rejected. Every failure is a ``CodecError``."""
     # The decoder's C scanner straight away: the text this runtime stores is
     # compact JSON, and skipping ``decode``'s Python layer (two whitespace
     # regexes) saves about 0.5 µs per call. Anything else — leading or
     # trailing whitespace, extra data, an error to report — takes ``decode``.
     try:
         value, end = _SCAN(text, 0)
-    except StopIteration:
-        return _DECODER.decode(text)
+    except (StopIteration, json.JSONDecodeError):
+        return _decode(text)
+    except RecursionError:
+        raise CodecError("$", "the stored JSON nests too deeply to decode") from None
+    except TypeError:
+        raise CodecError("$", f"expected JSON text, got {type(text).__name__}") from None
     if end != len(text):
-        return _DECODER.decode(text)
+        return _decode(text)
     return value
+
+
+def _decode(text: str) -> Any:
+    """``decode`` for what the fast path leaves: whitespace, extra data, errors."""
+    try:
+        return _DECODER.decode(text)
+    except RecursionError:
+        raise CodecError("$", "the stored JSON nests too deeply to decode") from None
+    except json.JSONDecodeError as exc:
+        raise CodecError("$", f"not valid JSON: {exc}") from None
 
 
 def _type_name(value: Any) -> str:
@@ -205,6 +281,8 @@ def expect_datetime(data: Any, path: str) -> dt.datetime:
 
 
 def encode_datetime(value: dt.datetime, path: str = "$") -> str:
+    if not isinstance(value, dt.datetime):  # a date has no time of day, nor an offset
+        raise CodecError(path, f"expected a timezone-aware datetime, got {type(value).__name__}")
     if value.tzinfo is None or value.utcoffset() is None:
         raise CodecError(path, "datetime must be timezone-aware")
     return value.isoformat()
@@ -496,7 +574,9 @@ def _key_part(value: Any) -> str:
         return value.astimezone(dt.UTC).isoformat()
     if isinstance(value, dt.date):
         return value.isoformat()
-    raise TypeError(f"a key part must be a scalar, got {type(value).__name__}")
+    raise CodecError(
+        "$", f"a dedup or concurrency key part must be a scalar, got {type(value).__name__}"
+    )
 
 
 def key_text(*parts: Any) -> str:

@@ -12,7 +12,8 @@ every test of that backend (e.g. ``pytest.mark.postgres``).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+import sqlite3
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,15 @@ from typing import Any
 
 from venturi.storage import AsyncStorage, Storage
 from venturi.storage.sqlite import AsyncSqliteStorage, SqliteStorage
+
+#: Runs SQL of a test's own on a backend's database, bypassing venturi, to store what
+#: only another program or damage could. ``{jobs}`` and ``{journal}`` name the tables,
+#: ``?`` marks each parameter; returns the rows, if any.
+RawSql = Callable[[str, Sequence[Any]], list[tuple[Any, ...]]]
+
+
+def _no_raw_sql(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+    raise NotImplementedError("this backend offers no raw SQL to the tests")
 
 
 @dataclass(frozen=True)
@@ -29,6 +39,10 @@ class Backend:
     name: str
     storage: AsyncStorage  # async: the worker side and AsyncQueue
     sync: Storage  # sync: Queue and operator tools; a separate connection
+    raw: RawSql = _no_raw_sql
+    #: Columns keep whatever bytes and types are written (SQLite): text that is not
+    #: UTF-8, a BLOB or a number where text belongs, a state the schema would refuse.
+    keeps_any_value: bool = False
 
 
 def _never_skip() -> str | None:
@@ -49,8 +63,17 @@ async def _open_sqlite(tmp_path: Path) -> AsyncIterator[Backend]:
     storage = AsyncSqliteStorage(SqliteStorage(path))
     await storage.migrate()
     sync = SqliteStorage(path)
+
+    def raw(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        conn = sqlite3.connect(path, isolation_level=None)
+        try:
+            conn.text_factory = bytes  # read back what is stored, UTF-8 or not
+            return conn.execute(sql.format(jobs="jobs", journal="journal"), params).fetchall()
+        finally:
+            conn.close()
+
     try:
-        yield Backend("sqlite", storage, sync)
+        yield Backend("sqlite", storage, sync, raw, keeps_any_value=True)
     finally:
         sync.close()
         await storage.close()

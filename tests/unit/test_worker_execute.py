@@ -126,8 +126,8 @@ async def test_payload_that_no_longer_decodes_is_permanent_with_its_path() -> No
 
 async def test_carry_that_no_longer_decodes_is_permanent() -> None:
     end, _ = await run('{"action": "ok"}', carry='{"count": 1}')
-    assert isinstance(end.error, TaskError)
-    assert end.error.code == FailureCode.PAYLOAD_DECODE_ERROR
+    assert isinstance(end.error, TaskError) and end.error.is_permanent
+    assert end.error.code == FailureCode.CARRY_DECODE_ERROR
     assert "stored carry" in end.error.message and "missing required field(s): n" in end.error.message
 
 

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from venturi._failures import FailureCode
 from venturi._journal import JournalEntry, JournalEvent
 from venturi.storage._types import Resolution, RunResult
 
-#: Failure codes of the runtime's own (the same strings as ``venturi.worker.FailureCode``).
-LEASE_EXPIRED = "lease_expired"
-BACKSTOP_REACHED = "backstop_reached"
+LEASE_EXPIRED = FailureCode.LEASE_EXPIRED.value
+BACKSTOP_REACHED = FailureCode.BACKSTOP_REACHED.value
 
 
 def expired_lease_result(

@@ -48,8 +48,28 @@ class NewJob(NamedTuple):
 
 
 @dataclass(frozen=True, slots=True)
+class DecodeFailure:
+    """A part of a stored job that did not decode, and why.
+
+    ``field`` is ``"payload"``, ``"carry"`` or ``"output"`` (JSON that does not
+    decode, or no longer fits the task's type), or the stored column that
+    could not be read (``"kind"``, ``"state"``, ``"journal[2].note"``...):
+    bytes that are not UTF-8, a value of the wrong type, a state this
+    runtime does not know. The job is still returned, with the raw value.
+    """
+
+    field: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
 class StoredJob:
-    """A job row as read back, with its journal (oldest entry first)."""
+    """A job row as read back, with its journal (oldest entry first).
+
+    ``decode_failures`` lists the columns the storage could not read as they
+    should be; each such value is shown in a safe form (bytes that are not
+    UTF-8 as ``\\xNN``), never raised.
+    """
 
     id: str
     kind: str
@@ -69,6 +89,7 @@ class StoredJob:
     error_message: str | None
     finished_at: datetime | None
     journal: tuple[JournalEntry, ...] = ()
+    decode_failures: tuple[DecodeFailure, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

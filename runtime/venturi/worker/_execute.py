@@ -22,12 +22,19 @@ from venturi.worker._resolve import RunEnd
 _NO_CARRY: Final = NoCarry()
 
 
+_DECODE_CODES: Final = {
+    "payload": FailureCode.PAYLOAD_DECODE_ERROR,
+    "carry": FailureCode.CARRY_DECODE_ERROR,
+}
+
+
 def decode_error(what: str, reg: Registration, exc: Exception) -> TaskError:
     """Stored JSON that no longer fits the task type: permanent, the path in the message."""
+    reason = "it nests too deeply" if isinstance(exc, RecursionError) else str(exc)
     return TaskError.permanent(
-        FailureCode.PAYLOAD_DECODE_ERROR,
+        _DECODE_CODES[what],
         f"the stored {what} of kind {reg.kind!r} does not decode as "
-        f"{reg.task_cls.__qualname__}: {exc}",
+        f"{reg.task_cls.__qualname__}: {reason or type(exc).__qualname__}",
     )
 
 

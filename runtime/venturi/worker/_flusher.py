@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 
 from venturi._clock import utcnow
+from venturi.errors import VenturiError
 from venturi.storage._protocol import AsyncStorage
 from venturi.storage._types import ClaimedJob, Resolution, RunResult
+from venturi.worker._isolate import finish_isolating
 from venturi.worker._leases import LeaseTable
 from venturi.worker._outcome import TaskError
 from venturi.worker._resolve import Policy, RunEnd, resolve, resolve_batch
@@ -157,10 +159,10 @@ class Flusher:
         self._unmarked.clear()
         if not results and not marks:
             return
-        held = await self._finish(results, now, marks)
-        if held is None:
+        written = await self._finish(results, now, marks)
+        if written is None:
             return
-        self._account(kept, results, held)
+        self._account(kept, *written)
 
     def _resolve_one_by_one(
         self, ends: list[RunEnd], now: datetime
@@ -181,14 +183,18 @@ class Flusher:
 
     async def _finish(
         self, results: list[RunResult], now: datetime, started: list[tuple[str, str]]
-    ) -> list[bool] | None:
+    ) -> tuple[list[RunResult], Sequence[bool | None]] | None:
+        """The results as written, and whether each one's fence held (None: not written).
+
+        While the database is unavailable the batch is retried whole; any other
+        error is a result it refuses, found and set apart by ``finish_isolating``.
+        """
+        finish = self._finish_part(now, started)
         delay = 0.05
         for attempt in range(1, WRITE_ATTEMPTS + 1):
             try:
-                if not started:  # the common case: no keyword, any storage
-                    return await self._storage.finish(results, now=now)
-                return await self._storage.finish(results, now=now, started=started)
-            except Exception:
+                return results, await finish(results)
+            except VenturiError:  # unavailable, closed, or without its schema: not the data
                 if attempt == WRITE_ATTEMPTS:
                     log.exception(
                         "could not write %d run results after %d attempts; their leases will "
@@ -207,13 +213,38 @@ class Flusher:
                 )
                 await asyncio.sleep(delay)
                 delay = min(delay * 4, 2.0)
+            except Exception as exc:
+                if not results:  # only marks of started runs: nothing to set apart
+                    log.exception(
+                        "could not mark runs as started", extra={"event": "finish_error"}
+                    )
+                    return None
+                return await finish_isolating(finish, results, exc, now)
         return None
 
-    def _account(self, ends: list[RunEnd], results: list[RunResult], held: list[bool]) -> None:
+    def _finish_part(
+        self, now: datetime, started: list[tuple[str, str]]
+    ) -> Callable[[Sequence[RunResult]], Awaitable[list[bool]]]:
+        """``storage.finish`` of some of the batch's results, with the batch's marks (which
+        are idempotent: a part written again marks the same runs again)."""
+        storage = self._storage
+
+        async def finish(part: Sequence[RunResult]) -> list[bool]:
+            if not started:  # the common case: no keyword, any storage
+                return await storage.finish(part, now=now)
+            return await storage.finish(part, now=now, started=started)
+
+        return finish
+
+    def _account(
+        self, ends: list[RunEnd], results: list[RunResult], held: Sequence[bool | None]
+    ) -> None:
         stats = self._stats
         debug = log.isEnabledFor(logging.DEBUG)
         for end, result, ok in zip(ends, results, held, strict=True):
             resolution = result.resolution
+            if ok is None:
+                continue  # not written; its lease will expire (logged where it failed)
             if not ok:
                 stats.fenced += 1
                 log.warning(

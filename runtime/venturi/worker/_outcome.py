@@ -14,6 +14,10 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Generic, Never, TypeGuard, TypeVar, overload
 
+from venturi._failures import FailureCode
+
+__all__ = ["FailureCode", "Outcome", "OutcomeKind", "TaskError"]
+
 O = TypeVar("O")  # noqa: E741
 O_co = TypeVar("O_co", covariant=True)
 
@@ -71,20 +75,6 @@ class Outcome(Generic[O_co]):
 
 
 _COMPLETED: Outcome[None] = Outcome(OutcomeKind.COMPLETED)
-
-
-class FailureCode(enum.StrEnum):
-    """Stable failure codes of the runtime itself, beside the application's own codes."""
-
-    ERROR = "error"  # an exception that is not a TaskError
-    TIMEOUT = "timeout"  # the run exceeded the task's timeout
-    BACKSTOP_REACHED = "backstop_reached"  # too many failed runs: dead
-    PAYLOAD_DECODE_ERROR = "payload_decode_error"  # stored JSON no longer fits the task type
-    OUTPUT_INVALID = "output_invalid"  # the handler returned an output of the wrong type
-    CARRY_INVALID = "carry_invalid"  # the carry left on the context cannot be encoded
-    LEASE_LOST = "lease_lost"  # the worker lost its lease (expired or revoked)
-    LEASE_EXPIRED = "lease_expired"  # the worker vanished; the lease ran out
-    CANCELLED = "cancelled"  # cancelled by an operator or producer
 
 
 class TaskError(Exception):

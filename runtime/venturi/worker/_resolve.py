@@ -18,16 +18,25 @@ from typing import Any, Final
 from venturi import codec
 from venturi._backoff import Backoff
 from venturi._journal import JournalEntry, JournalEvent
+from venturi._storable import MAX_MESSAGE_CHARS, bounded
 from venturi.storage._expiry import returned_result
+from venturi.storage._results import MAX_ATTACHMENT_BYTES, storable_attachment
 from venturi.storage._types import ClaimedJob, Resolution, RunResult
 from venturi.worker._config import WorkerConfig, seconds
 from venturi.worker._outcome import FailureCode, Outcome, OutcomeKind, TaskError, is_outcome
 from venturi.worker._registry import Registration
 
-#: Error messages and notes are database records read by people: bound them.
-MAX_MESSAGE_CHARS: Final = 2000
-#: An attachment is evidence, not data storage.
-MAX_ATTACHMENT_BYTES: Final = 64 * 1024
+__all__ = [
+    "MAX_ATTACHMENT_BYTES",
+    "MAX_MESSAGE_CHARS",
+    "Policy",
+    "RunEnd",
+    "bounded",
+    "describe_error",
+    "resolve",
+    "resolve_batch",
+]
+
 
 
 #: ``Outcome.completed()`` returns this one shared instance.
@@ -85,12 +94,6 @@ class RunEnd:
     returned: bool = False
 
 
-def bounded(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}… ({len(text) - limit} more characters)"
-
-
 def describe_error(error: BaseException) -> tuple[str, str, bool, timedelta | None]:
     """``(code, message, permanent, retry_in)`` of any exception."""
     if isinstance(error, TaskError):
@@ -102,17 +105,6 @@ def describe_error(error: BaseException) -> tuple[str, str, bool, timedelta | No
     name = type(error).__qualname__
     # str(KeyError('x')) is "'x'": the type name makes the message readable on its own.
     return FailureCode.ERROR.value, bounded(f"{name}: {text}" if text else name), False, None
-
-
-def checked_attachment(value: Any) -> Any:
-    """The attachment if it is JSON within bounds, else a small object saying why it was dropped."""
-    if value is None:
-        return None
-    try:
-        codec.dumps(value, what="attachment", limit=MAX_ATTACHMENT_BYTES)
-    except (TypeError, ValueError) as exc:
-        return {"attachment_error": bounded(f"attachment dropped: {exc}", 500)}
-    return value
 
 
 class OutputInvalid(Exception):
@@ -170,7 +162,7 @@ def resolve(end: RunEnd, *, now: datetime, policy: Policy) -> RunResult:
             job.id, job.lease_token, job.run_count, now=now,
             note="claimed ahead, handed back at worker shutdown before it started",
         )  # fmt: skip
-    attachment = checked_attachment(end.attachment)
+    attachment = storable_attachment(end.attachment)
     if end.released:
         return _released(end, now, attachment)
     if end.error is None:

@@ -17,6 +17,7 @@ import psycopg
 from psycopg.conninfo import make_conninfo
 
 from venturi.storage.postgres._retry import Backoff, is_connection_error, is_retryable
+from venturi.storage.postgres._rows import tolerate_deep_json
 
 T = TypeVar("T")
 
@@ -53,6 +54,7 @@ class Dedicated:
             conn = self._conn = await psycopg.AsyncConnection.connect(
                 self._conninfo, autocommit=True
             )
+            tolerate_deep_json(conn)
         return conn
 
     async def _discard(self) -> None:

@@ -11,23 +11,34 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from venturi._journal import JournalEntry, JournalEvent
+from venturi._storable import could_be_stored
 from venturi.storage._types import CancelOutcome, JobFilter, JobState, KindStats, StoredJob
-from venturi.storage.postgres._rows import aware, journal_from_json, journal_params, stored_job, utc
+from venturi.storage.postgres._rows import (
+    aware,
+    journal_params,
+    stored_job,
+    stored_job_with_journal,
+    utc,
+)
 from venturi.storage.postgres._steps import Steps, Stmt
 
 _TERMINAL = ("completed", "dead", "cancelled")
 
 
 def get(queries: dict[str, str], job_id: str) -> Steps[StoredJob | None]:
+    if not could_be_stored(job_id):
+        return None
     rows = yield Stmt(queries["get_job"], {"id": job_id})
     if not rows:
         return None
-    return stored_job(rows[0], journal_from_json(rows[0][-1]))
+    return stored_job_with_journal(rows[0])
 
 
 def cancel(
     queries: dict[str, str], job_id: str, now: datetime, retention: timedelta
 ) -> Steps[CancelOutcome]:
+    if not could_be_stored(job_id):
+        return CancelOutcome.NOT_FOUND
     rows = yield Stmt(queries["job_state"], {"id": job_id})
     if not rows:
         return CancelOutcome.NOT_FOUND
@@ -59,6 +70,8 @@ def cancel_stmt(
 
 
 def retry(queries: dict[str, str], job_id: str, now: datetime) -> Steps[bool]:
+    if not could_be_stored(job_id):
+        return False
     rows = yield Stmt(queries["job_state"], {"id": job_id})
     if not rows or rows[0][0] not in ("dead", "cancelled"):
         return False

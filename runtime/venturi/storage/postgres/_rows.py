@@ -13,10 +13,16 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+import psycopg
+from psycopg.types.json import JsonbLoader
+
 from venturi._journal import JournalEntry, JournalEvent
+from venturi.storage._job_row import UndecodedText, journal_entry_careful
 from venturi.storage._job_row import stored_job as job_from_row
+from venturi.storage._results import storable_results
 from venturi.storage._types import (
     ClaimedJob,
+    DecodeFailure,
     NewJob,
     Resolution,
     RunResult,
@@ -149,26 +155,83 @@ def _attachment_text(value: Any) -> str:
 def journal_from_json(items: Sequence[Sequence[Any]] | None) -> tuple[JournalEntry, ...]:
     """Entries from ``jsonb_agg(jsonb_build_array(at, run, event, note, attachment,
     error_code, error_message, decision))``, oldest first."""
-    if not items:
-        return ()
-    return tuple(
-        JournalEntry(
-            at=datetime.fromisoformat(at).astimezone(UTC),
-            run=run,
-            event=JournalEvent(event),
-            note=note,
-            attachment=attachment,
-            error_code=error_code,
-            error_message=error_message,
-            decision=decision,
-        )
-        for at, run, event, note, attachment, error_code, error_message, decision in items
+    return read_journal(items)[0]
+
+
+def _entry(item: Sequence[Any]) -> JournalEntry:
+    at, run, event, note, attachment, error_code, error_message, decision = item
+    return JournalEntry(
+        at=datetime.fromisoformat(at).astimezone(UTC),
+        run=run,
+        event=JournalEvent(event),
+        note=note,
+        attachment=attachment,
+        error_code=error_code,
+        error_message=error_message,
+        decision=decision,
     )
+
+
+def _at(value: Any) -> datetime:
+    return datetime.fromisoformat(value).astimezone(UTC)
+
+
+class UndecodedJson(UndecodedText):
+    """A ``jsonb`` value Python's JSON decoder cannot read (it nests too deeply)."""
+
+
+class TolerantJsonbLoader(JsonbLoader):
+    """The ``jsonb`` loader of venturi's connections: a value nested deeper than Python's
+    recursion limit becomes ``UndecodedJson`` instead of failing the whole fetch (a claim
+    would otherwise fail for every job of its batch, every time). Registered on the
+    storage's own connections only, never on an application's."""
+
+    def load(self, data: Any) -> Any:
+        try:
+            return super().load(data)
+        except RecursionError:
+            return UndecodedJson(bytes(data))
+
+
+def tolerate_deep_json(conn: psycopg.Connection[Any] | psycopg.AsyncConnection[Any]) -> None:
+    conn.adapters.register_loader("jsonb", TolerantJsonbLoader)
+
+
+async def tolerate_deep_json_async(conn: psycopg.AsyncConnection[Any]) -> None:
+    tolerate_deep_json(conn)
+
+
+def read_journal(
+    items: Sequence[Sequence[Any]] | None,
+) -> tuple[tuple[JournalEntry, ...], list[DecodeFailure]]:
+    """``journal_from_json``, with what did not read (an entry of an unknown event is
+    left out; see ``journal_entry_careful``)."""
+    if isinstance(items, UndecodedJson):
+        return (), [DecodeFailure("journal", "the stored journal nests too deeply to decode")]
+    if not items:
+        return (), []
+    entries: list[JournalEntry] = []
+    failures: list[DecodeFailure] = []
+    for index, item in enumerate(items):
+        try:
+            entries.append(_entry(item))
+        except Exception:
+            entry, found = journal_entry_careful(index, item, _at, lambda value: value)
+            failures.extend(found)
+            if entry is not None:
+                entries.append(entry)
+    return tuple(entries), failures
 
 
 def stored_job(row: Sequence[Any], journal: tuple[JournalEntry, ...] = ()) -> StoredJob:
     """A row in ``JOB_COLUMNS`` order (extra trailing columns are ignored)."""
     return job_from_row(row, journal, utc)
+
+
+def stored_job_with_journal(row: Sequence[Any]) -> StoredJob:
+    """A row in ``JOB_COLUMNS`` order whose last column is its journal (``get_job``)."""
+    journal, failures = read_journal(row[-1])
+    return job_from_row(row, journal, utc, failures)
 
 
 def claimed_jobs(
@@ -263,7 +326,10 @@ def _end_run_row(
 def finish_params(results: Sequence[RunResult], now: datetime) -> dict[str, Any]:
     """The parameters of ``end_runs`` for a worker's results (one per job), in one
     pass: the shared times are decided before the rows are built, not taken out of
-    every row afterwards as ``end_runs_params`` does."""
+    every row afterwards as ``end_runs_params`` does. Texts PostgreSQL cannot store
+    (a NUL, a lone surrogate) are escaped first (``storable_results``), so one odd
+    result never fails the batch."""
+    results = storable_results(results)
     ats = {result.journal_entry.at for result in results}
     pas = {result.purge_after for result in results if _STATE[result.resolution] != "pending"}
     at_per_row = len(ats) > 1
@@ -273,16 +339,5 @@ def finish_params(results: Sequence[RunResult], now: datetime) -> dict[str, Any]
         "now": now,
         "at": None if at_per_row else aware(ats.pop()),
         "pa": None if pa_per_row or not pas else pas.pop(),
-        "doc": _end_runs_doc(rows),
+        "doc": dumps(rows),  # storable_results made every attachment JSON
     }
-
-
-def _end_runs_doc(rows: list[dict[str, Any]]) -> str:
-    """The ``end_runs`` document; an attachment JSON cannot hold is replaced, not fatal."""
-    try:
-        return dumps(rows)
-    except (TypeError, ValueError):
-        for row in rows:
-            if "att" in row:
-                row["att"] = json.loads(_attachment_text(row["att"]))
-        return dumps(rows)

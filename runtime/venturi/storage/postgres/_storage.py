@@ -54,6 +54,9 @@ from venturi.storage.postgres._config import (
     queries,
 )
 from venturi.storage.postgres._retry import Backoff, is_retryable, translated
+from venturi.storage.postgres._rows import (
+    tolerate_deep_json,
+)
 from venturi.storage.postgres._run_steps import run_steps
 from venturi.storage.postgres._steps import Steps
 
@@ -97,6 +100,7 @@ class PostgresStorage:
             min_size=1,
             max_size=self._pool_size,
             kwargs={"autocommit": True},
+            configure=tolerate_deep_json,
             timeout=min(5.0, self._reconnect_s),
             open=False,
             name=f"venturi-{self.settings.schema}",

@@ -67,6 +67,7 @@ from venturi.storage.postgres._rows import (
     dumps,
     finish_params,
     journal_from_json,
+    tolerate_deep_json_async,
 )
 from venturi.storage.postgres._run_steps_async import run_steps
 from venturi.storage.postgres._steps import Steps, trusted
@@ -125,6 +126,7 @@ class AsyncPostgresStorage:
             min_size=1,
             max_size=self._pool_size,
             kwargs={"autocommit": True},
+            configure=tolerate_deep_json_async,
             timeout=min(5.0, self._reconnect_s),
             open=False,
             name=f"venturi-{self.settings.schema}",

@@ -33,11 +33,22 @@ def claim(
     select = queries["claim_candidates"]
     per_queue = [
         conn.execute(select, (queue, now_s, kinds, request.limit)).fetchall()
-        for queue in _unpaused(conn, queries, request.queues)
+        for queue in unpaused(conn, queries, request.queues)
     ]
-    rowids = _choose(per_queue, request.limit)
+    rowids = choose(per_queue, request.limit)
     if not rowids:
         return []
+    return lease(conn, queries, request, now, rowids)
+
+
+def lease(
+    conn: sqlite3.Connection,
+    queries: dict[str, str],
+    request: ClaimRequest,
+    now: datetime,
+    rowids: list[int],
+) -> list[ClaimedJob]:
+    """Lease the chosen rows and read what the worker needs of them, in claim order."""
     expires = now + request.lease_duration
     params = (
         json.dumps(rowids), request.lease_token, epoch(expires), request.worker_id,
@@ -79,11 +90,11 @@ def any_ready(
     select = queries["claim_candidates"]
     return any(
         conn.execute(select, (queue, now_s, kinds, 1)).fetchone() is not None
-        for queue in _unpaused(conn, queries, request.queues)
+        for queue in unpaused(conn, queries, request.queues)
     )
 
 
-def _unpaused(
+def unpaused(
     conn: sqlite3.Connection, queries: dict[str, str], queues: Sequence[str]
 ) -> list[str]:
     """The requested queues, once each, less those paused (one read of a tiny table)."""
@@ -91,7 +102,7 @@ def _unpaused(
     return [queue for queue in dict.fromkeys(queues) if queue not in paused]
 
 
-def _choose(per_queue: Sequence[list[Any]], limit: int) -> list[int]:
+def choose(per_queue: Sequence[list[Any]], limit: int) -> list[int]:
     """Rowids in claim order across queues, at most one per concurrency key.
 
     Candidate rows are (rowid, priority, run_at, id, concurrency_key), each

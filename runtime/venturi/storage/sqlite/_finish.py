@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from venturi.storage._expiry import expired_lease_result
+from venturi.storage._results import storable_results
 from venturi.storage._types import Resolution, RunResult
 from venturi.storage.sqlite._claim import running_tokens
 from venturi.storage.sqlite._rows import EpochMemo, epoch, journal_params
@@ -53,6 +54,9 @@ def finish(
     mark_started(conn, queries, started)
     if not results:
         return []
+    # Texts no database stores (a lone surrogate; a NUL, as on PostgreSQL) are escaped
+    # first, so that one odd result never fails the batch.
+    results = storable_results(results)
     memo = EpochMemo()
     now_s = memo(now)
     completions: list[tuple[Any, ...]] = []
@@ -149,8 +153,23 @@ def reclaim_expired(
     if limit <= 0:
         return 0
     rows = conn.execute(queries["expired_leases"], (epoch(now), limit)).fetchall()
+    end_expired(conn, queries, rows, now=now, max_failures=max_failures, retention=retention)
+    return len(rows)
+
+
+def end_expired(
+    conn: sqlite3.Connection,
+    queries: dict[str, str],
+    rows: Sequence[tuple[Any, ...]],
+    *,
+    now: datetime,
+    max_failures: int | None,
+    retention: timedelta,
+) -> None:
+    """End the runs of ``rows`` (id, lease_token, run_count, failure_count, run_started)
+    whose lease ran out."""
     if not rows:
-        return 0
+        return
     purge_after = now + retention
     results = [
         expired_lease_result(
@@ -165,4 +184,3 @@ def reclaim_expired(
     conn.executemany(
         queries["insert_journal"], [journal_params(r.job_id, r.journal_entry, memo) for r in results]
     )
-    return len(results)

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from venturi._journal import JournalEntry, JournalEvent
+from venturi._storable import could_be_stored
+from venturi.storage._job_row import as_state, as_text
 from venturi.storage._types import (
     CancelOutcome,
     JobFilter,
@@ -21,11 +23,12 @@ from venturi.storage._types import (
     KindStats,
     StoredJob,
 )
+from venturi.storage.sqlite._careful import bindable
 from venturi.storage.sqlite._rows import (
     epoch,
     from_epoch,
-    journal_entry,
     journal_params,
+    read_journal,
     stored_job,
 )
 
@@ -33,11 +36,13 @@ _TERMINAL = ("completed", "dead", "cancelled")
 
 
 def get(conn: sqlite3.Connection, queries: dict[str, str], job_id: str) -> StoredJob | None:
+    if not could_be_stored(job_id):
+        return None
     row = conn.execute(queries["get_job"], (job_id,)).fetchone()
     if row is None:
         return None
-    journal = [journal_entry(r) for r in conn.execute(queries["journal_of_job"], (job_id,))]
-    return stored_job(row, journal)
+    journal, failures = read_journal(conn.execute(queries["journal_of_job"], (job_id,)))
+    return stored_job(row, journal, failures)
 
 
 def cancel(
@@ -47,6 +52,8 @@ def cancel(
     now: datetime,
     retention: timedelta,
 ) -> CancelOutcome:
+    if not could_be_stored(job_id):
+        return CancelOutcome.NOT_FOUND
     row = conn.execute(queries["job_state"], (job_id,)).fetchone()
     if row is None:
         return CancelOutcome.NOT_FOUND
@@ -84,6 +91,8 @@ _CANCEL_NOTE = {"pending": "cancelled", "running": "cancelled while running; the
 
 
 def retry(conn: sqlite3.Connection, queries: dict[str, str], job_id: str, now: datetime) -> bool:
+    if not could_be_stored(job_id):
+        return False
     row = conn.execute(queries["job_state"], (job_id,)).fetchone()
     if row is None or row[0] not in ("dead", "cancelled"):
         return False
@@ -138,14 +147,21 @@ def stats(
     counts: dict[str, dict[JobState, int]] = {}
     oldest: dict[str, datetime] = {}
     finished: dict[str, dict[int, int]] = {}
+    # Whatever the rows hold: a kind that is not text, a state this runtime does not know
+    # (counted as dead, as reading the row shows it), a creation time that is not a time.
     for kind, state, count, min_created in conn.execute(queries["counts_by_kind_and_state"]):
-        counts.setdefault(kind, {})[JobState(state)] = count
+        by_state = counts.setdefault(as_text(kind), {})
+        known = as_state(state)
+        by_state[known] = by_state.get(known, 0) + count
         if state == "pending":
-            oldest[kind] = from_epoch(min_created)
+            try:
+                oldest[as_text(kind)] = from_epoch(min_created)
+            except (TypeError, ValueError, OverflowError, OSError):
+                pass
     if windows_minutes:
         cutoffs = {str(m): epoch(now - timedelta(minutes=m)) for m in windows_minutes}
         for kind, minutes, count in conn.execute(queries["finished_since"], (json.dumps(cutoffs),)):
-            finished.setdefault(kind, {})[minutes] = count
+            finished.setdefault(as_text(kind), {})[minutes] = count
     return [
         KindStats(
             kind=kind,
@@ -158,7 +174,10 @@ def stats(
 
 
 def pending_counts_by_kind(conn: sqlite3.Connection, queries: dict[str, str]) -> dict[str, int]:
-    return {kind: count for kind, count in conn.execute(queries["pending_counts_by_kind"])}
+    counts: dict[str, int] = {}
+    for kind, count in conn.execute(queries["pending_counts_by_kind"]):
+        counts[as_text(kind)] = counts.get(as_text(kind), 0) + count
+    return counts
 
 
 def ready_counts_of_kinds(
@@ -174,7 +193,13 @@ def prune(conn: sqlite3.Connection, queries: dict[str, str], now: datetime, limi
     ids = [r[0] for r in conn.execute(queries["prunable_jobs"], (epoch(now), limit))]
     if not ids:
         return 0
-    batch = json.dumps(ids)
+    plain = [job_id for job_id in ids if type(job_id) is str]
+    batch = json.dumps(plain)
     conn.execute(queries["delete_journal_of_jobs"], (batch,))
     conn.execute(queries["delete_jobs"], (batch,))
+    for job_id in ids:
+        if type(job_id) is not str:  # not UTF-8, or not text: deleted by its stored value
+            stored = bindable(job_id)
+            conn.execute(queries["delete_journal_of_stored_id"], (stored,))
+            conn.execute(queries["delete_job_by_stored_id"], (stored,))
     return len(ids)

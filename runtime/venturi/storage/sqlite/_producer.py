@@ -26,8 +26,8 @@ from venturi.storage._types import (
 from venturi.storage.sqlite._rows import (
     JOURNAL_COUNT_INDEX,
     insert_params,
-    journal_entry,
     journal_params,
+    read_journal,
     stored_job,
 )
 
@@ -72,7 +72,7 @@ def _enqueue_keyed(
     journal: tuple[JournalEntry, ...] = ()
     if row[JOURNAL_COUNT_INDEX]:
         rows = conn.execute(queries["journal_of_job"], (existing_id,))
-        journal = tuple(journal_entry(r) for r in rows)
+        journal = tuple(read_journal(rows)[0])
     action = request.decide(stored_job(row, journal))
     return _apply(conn, queries, job, existing_id, action, created_at)
 

@@ -14,8 +14,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from venturi._journal import JournalEntry, JournalEvent
+from venturi.storage._job_row import UndecodedText, journal_entry_careful
 from venturi.storage._job_row import stored_job as job_from_row
-from venturi.storage._types import NewJob, StoredJob
+from venturi.storage._types import DecodeFailure, NewJob, StoredJob
 
 #: The column order of every query that reads a whole job (see queries.sql).
 JOB_COLUMNS = (
@@ -95,14 +96,47 @@ def journal_entry(row: Sequence[Any]) -> JournalEntry:
     )
 
 
+def _attachment(text: Any) -> Any:
+    return None if text is None else json.loads(text)
+
+
+def read_journal(rows: Iterable[Sequence[Any]]) -> tuple[list[JournalEntry], list[DecodeFailure]]:
+    """One job's journal rows, each read whatever it holds: the entries, and what failed."""
+    entries: list[JournalEntry] = []
+    failures: list[DecodeFailure] = []
+    for index, row in enumerate(rows):
+        if not any(isinstance(value, UndecodedText | bytes) for value in row):
+            try:
+                entries.append(journal_entry(row))
+                continue
+            except Exception:
+                pass
+        entry, found = journal_entry_careful(index, row[1:], from_epoch, _attachment)
+        failures.extend(found)
+        if entry is not None:
+            entries.append(entry)
+    return entries, failures
+
+
 def journals_by_job(rows: Iterable[Sequence[Any]]) -> dict[str, list[JournalEntry]]:
-    """Group journal rows (ordered by job, then insertion) per job id."""
+    """Group journal rows (ordered by job, then insertion) per job id. A row that does
+    not read the fast way is read carefully, and left out if its event is unknown."""
     grouped: dict[str, list[JournalEntry]] = {}
     for row in rows:
-        grouped.setdefault(row[0], []).append(journal_entry(row))
+        entries = grouped.setdefault(row[0], [])
+        try:
+            entries.append(journal_entry(row))
+        except Exception:
+            entry, _ = journal_entry_careful(len(entries), row[1:], from_epoch, _attachment)
+            if entry is not None:
+                entries.append(entry)
     return grouped
 
 
-def stored_job(row: Sequence[Any], journal: Sequence[JournalEntry] = ()) -> StoredJob:
+def stored_job(
+    row: Sequence[Any],
+    journal: Sequence[JournalEntry] = (),
+    failures: Sequence[DecodeFailure] = (),
+) -> StoredJob:
     """A row in ``JOB_COLUMNS`` order, with the journal read separately."""
-    return job_from_row(row, journal, from_epoch)
+    return job_from_row(row, journal, from_epoch, failures)

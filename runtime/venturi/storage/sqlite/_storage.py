@@ -17,7 +17,8 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from venturi.errors import SchemaOutOfDate, StorageClosed, UnsupportedCapability
+from venturi.errors import SchemaOutOfDate, StorageClosed, UnsupportedCapability, VenturiError
+from venturi.storage._job_row import tolerant_text
 from venturi.storage._sql import load_queries
 from venturi.storage._types import (
     BacklogRewrite,
@@ -38,7 +39,16 @@ from venturi.storage._types import (
     RunResult,
     StoredJob,
 )
-from venturi.storage.sqlite import _backlog, _claim, _finish, _operator, _producer, _queues, _schema
+from venturi.storage.sqlite import (
+    _backlog,
+    _careful,
+    _claim,
+    _finish,
+    _operator,
+    _producer,
+    _queues,
+    _schema,
+)
 from venturi.storage.sqlite._connection import (
     Synchronous,
     connect,
@@ -95,29 +105,54 @@ class SqliteStorage:
     def capabilities(self) -> Capabilities:
         return CAPABILITIES
 
-    def _write(self, work: Callable[[], T]) -> T:
-        """A ``BEGIN IMMEDIATE`` transaction, serialised with this object's other calls."""
-        if self._closed:
-            raise _closed_error()
-        if self._pid != os.getpid():
-            self._reopen_after_fork()
-        with self._lock:
-            try:
-                return in_write_transaction(self._conn, work, max_wait_s=self._max_wait_s)
-            except sqlite3.OperationalError as exc:
-                raise _schema_error(exc) from exc
+    def _write(self, work: Callable[[], T], careful: Callable[[], T] | None = None) -> T:
+        """A ``BEGIN IMMEDIATE`` transaction, serialised with this object's other calls.
 
-    def _read(self, read: Callable[[], T]) -> T:
-        """A read outside any transaction: serialised, and retried on ``SQLITE_BUSY``."""
+        If ``work`` meets a row that does not read (see ``_careful``), the
+        transaction is rolled back and ``careful`` (else ``work`` again) runs in
+        a new one, with a text factory that never fails.
+        """
+        return self._run(
+            lambda task: in_write_transaction(self._conn, task, max_wait_s=self._max_wait_s),
+            work,
+            careful,
+        )
+
+    def _read(self, read: Callable[[], T], careful: Callable[[], T] | None = None) -> T:
+        """A read outside any transaction: serialised, and retried on ``SQLITE_BUSY``;
+        read again carefully (as ``_write``) if a row does not read."""
+        return self._run(lambda task: retry_busy(task, max_wait_s=self._max_wait_s), read, careful)
+
+    def _run(
+        self,
+        runner: Callable[[Callable[[], T]], T],
+        work: Callable[[], T],
+        careful: Callable[[], T] | None,
+    ) -> T:
         if self._closed:
             raise _closed_error()
         if self._pid != os.getpid():
             self._reopen_after_fork()
         with self._lock:
             try:
-                return retry_busy(read, max_wait_s=self._max_wait_s)
+                return runner(work)
+            except sqlite3.OperationalError as exc:
+                if not _undecodable(exc):
+                    raise _schema_error(exc) from exc
+            except VenturiError:
+                raise
+            except sqlite3.Error:
+                raise
+            except Exception:  # a value of another type than its column's, met in Python
+                if careful is None:
+                    raise
+            self._conn.text_factory = tolerant_text
+            try:
+                return runner(careful or work)
             except sqlite3.OperationalError as exc:
                 raise _schema_error(exc) from exc
+            finally:
+                self._conn.text_factory = str
 
     def _reopen_after_fork(self) -> None:
         """A forked child must not use (nor close) its parent's SQLite connection: open its own.
@@ -293,7 +328,10 @@ class SqliteStorage:
         # that polling never makes a producer's BEGIN IMMEDIATE wait.
         if not self._read(lambda: _claim.any_ready(self._conn, self._queries, request, now)):
             return []
-        return self._write(lambda: _claim.claim(self._conn, self._queries, request, now))
+        return self._write(
+            lambda: _claim.claim(self._conn, self._queries, request, now),
+            lambda: _careful.claim(self._conn, self._queries, request, now, self._retention),
+        )
 
     def finish(
         self,
@@ -318,15 +356,14 @@ class SqliteStorage:
         )
 
     def reclaim_expired(self, *, now: datetime, limit: int, max_failures: int | None) -> int:
+        conn, queries, retention = self._conn, self._queries, self._retention
         return self._write(
             lambda: _finish.reclaim_expired(
-                self._conn,
-                self._queries,
-                now=now,
-                limit=limit,
-                max_failures=max_failures,
-                retention=self._retention,
-            )
+                conn, queries, now=now, limit=limit, max_failures=max_failures, retention=retention
+            ),
+            lambda: _careful.reclaim_expired(
+                conn, queries, now=now, limit=limit, max_failures=max_failures, retention=retention
+            ),
         )
 
     def close(self) -> None:
@@ -340,6 +377,11 @@ def _closed_error() -> StorageClosed:
         "this SQLite storage is closed (close() or the end of its with block); "
         "open a new Queue or storage"
     )
+
+
+def _undecodable(exc: sqlite3.OperationalError) -> bool:
+    """The sqlite3 module's own error for a TEXT value that is not valid UTF-8."""
+    return str(exc).startswith("Could not decode to UTF-8")
 
 
 def _schema_error(exc: sqlite3.OperationalError) -> Exception:

@@ -98,6 +98,45 @@ WHERE rowid IN (SELECT value FROM json_each(?1))
 RETURNING id, kind, queue, priority, payload, carry, run_count, failure_count,
           concurrency_key, journal_count, run_at
 
+-- ---------------------------------------------------------------- rows that do not read
+-- Used by _careful, only once a fast path met a row whose text is not UTF-8 or
+-- whose values have another type than their columns'. Rows are addressed by
+-- rowid (or by their stored bytes), which needs no text to be read at all.
+
+-- name: row_to_check
+SELECT rowid, id, payload, carry, priority, run_count, failure_count, journal_count, run_at
+FROM jobs
+WHERE rowid = ?1
+
+-- name: dead_letter
+-- ?2 error code, ?3 message, ?4 finished_at, ?5 purge_after.
+UPDATE jobs
+SET state = 'dead', error_code = ?2, error_message = ?3, finished_at = ?4, purge_after = ?5,
+    lease_token = NULL, lease_expires_at = NULL, journal_count = journal_count + 1
+WHERE rowid = ?1
+
+-- name: journal_dead_letter
+-- The dead-lettered row's own id, copied byte for byte. ?2 at, ?3 code, ?4 message.
+INSERT INTO journal (job_id, at, run, event, note, error_code, error_message)
+SELECT id, ?2, CASE WHEN typeof(run_count) = 'integer' THEN run_count ELSE 0 END,
+       'dead', ?4, ?3, ?4
+FROM jobs
+WHERE rowid = ?1
+
+-- name: expired_lease_rows
+SELECT rowid, id, lease_token, run_count, failure_count, run_started
+FROM jobs
+WHERE state = 'running' AND lease_expires_at < ?1
+ORDER BY lease_expires_at
+LIMIT ?2
+
+-- name: delete_journal_of_stored_id
+-- ?1 the stored bytes of text that is not UTF-8 (CAST makes them text again), or a BLOB.
+DELETE FROM journal WHERE job_id = ?1 OR job_id = CAST(?1 AS TEXT)
+
+-- name: delete_job_by_stored_id
+DELETE FROM jobs WHERE id = ?1 OR id = CAST(?1 AS TEXT)
+
 -- ---------------------------------------------------------------- finish
 
 -- name: running_tokens
