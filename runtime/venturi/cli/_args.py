@@ -15,6 +15,9 @@ from venturi.cli._output import parse_duration
 #: What ``add_subparsers`` returns; argparse names no public type for it.
 SubParsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"  # pyright: ignore[reportPrivateUsage]
 
+#: The largest count a command takes: a database integer, and more than any batch or limit.
+MAX_COUNT = 2**31 - 1
+
 
 def positive_int(text: str) -> int:
     try:
@@ -23,8 +26,10 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(
             f"expected a positive whole number, got {text!r}"
         ) from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    if not 1 <= value <= MAX_COUNT:
+        raise argparse.ArgumentTypeError(
+            f"expected a positive whole number up to {MAX_COUNT}, got {text!r}"
+        )
     return value
 
 

@@ -7,15 +7,17 @@ the JSON they are stored as.
 
 from __future__ import annotations
 
-import json
 from typing import Any, TextIO
 
+from venturi import codec
 from venturi._journal import JournalEntry
 from venturi.cli._output import (
     NONE,
+    cell,
     compact_json,
     format_time,
     iso,
+    pretty_json,
     priority_name,
 )
 from venturi.storage._types import TERMINAL_STATES, StoredJob
@@ -34,12 +36,21 @@ LIST_HEADERS = (
 
 
 def _decoded(text: str | None) -> Any:
+    """The stored JSON as a value; the text as stored when it is not JSON, or nests
+    deeper than any enqueue accepts (it would not print)."""
     if text is None:
         return None
     try:
-        return json.loads(text)
-    except ValueError:
+        value = codec.loads(text)
+    except codec.CodecError:
         return text  # not JSON: show it as stored rather than fail
+    if len(text) > 2 * codec.MAX_NESTING and codec.nesting_depth(value) > codec.MAX_NESTING:
+        return text
+    return value
+
+
+def failures_json(job: StoredJob) -> list[dict[str, str]]:
+    return [{"field": f.field, "message": f.message} for f in job.decode_failures]
 
 
 def journal_json(entry: JournalEntry) -> dict[str, Any]:
@@ -74,6 +85,7 @@ def job_json(job: StoredJob, *, with_journal: bool) -> dict[str, Any]:
         "payload": _decoded(job.payload),
         "carry": _decoded(job.carry),
         "output": _decoded(job.output),
+        "decode_failures": failures_json(job),
     }
     if with_journal:
         data["journal"] = [journal_json(entry) for entry in job.journal]
@@ -91,18 +103,30 @@ def list_row(job: StoredJob) -> list[str]:
         str(job.run_count),
         str(job.failure_count),
         format_time(when),
-        job.error_code or NONE,
+        job.error_code or (_unreadable(job) if job.decode_failures else NONE),
     ]
+
+
+def _unreadable(job: StoredJob) -> str:
+    """The list's error cell for a job whose row did not read: which columns."""
+    fields = dict.fromkeys(f.field.split(".")[0].split("[")[0] for f in job.decode_failures)
+    return f"(unreadable: {', '.join(fields)})"
 
 
 def _pretty(value: Any) -> str:
     if value is None:
         return NONE
-    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+    if isinstance(value, str):
+        return value  # stored text that is not JSON, shown as it is
+    return pretty_json(value)
+
+
+def _lines(value: str) -> list[str]:
+    return [cell(line) for line in value.splitlines()] or [""]
 
 
 def _field(out: TextIO, label: str, value: str) -> None:
-    lines = value.splitlines() or [""]
+    lines = _lines(value)
     out.write(f"{label + ':':<14}{lines[0]}\n")
     for line in lines[1:]:
         out.write(f"{'':<14}{line}\n")
@@ -121,7 +145,7 @@ def _write_entry(entry: JournalEntry, out: TextIO) -> None:
     if entry.attachment is not None:
         details.append(("attachment", compact_json(entry.attachment)))
     for label, value in details:
-        lines = value.splitlines() or [""]
+        lines = _lines(value)
         out.write(f"      {label + ':':<12}{lines[0]}\n")
         for line in lines[1:]:
             out.write(f"      {'':<12}{line}\n")
@@ -146,6 +170,10 @@ def write_details(job: StoredJob, out: TextIO) -> None:
     _field(out, "payload", _pretty(_decoded(job.payload)))
     _field(out, "carry", _pretty(_decoded(job.carry)))
     _field(out, "output", _pretty(_decoded(job.output)))
+    if job.decode_failures:
+        out.write("\nnot readable as stored (shown above as stored, or as said here):\n")
+        for failure in job.decode_failures:
+            _field(out, f"  {failure.field}", failure.message)
     count = len(job.journal)
     out.write(f"\njournal ({count} {'entry' if count == 1 else 'entries'}):\n")
     for entry in job.journal:

@@ -16,8 +16,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, TextIO
 
 from venturi._priority import Priority
+from venturi._storable import safe_text
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)\s*$")
+_DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)\s*")  # fullmatch, never "$"
 _UNITS = {
     "ms": timedelta(milliseconds=1),
     "s": timedelta(seconds=1),
@@ -31,12 +32,19 @@ DURATION_HELP = "a number with a unit: 500ms, 30s, 5m, 2h, 1d"
 NONE = "-"
 
 
+#: The longest duration a command takes: a century is longer than any lease or retention.
+MAX_DURATION = timedelta(days=36500)
+
+
 def parse_duration(text: str) -> timedelta:
     """``"500ms"``, ``"30s"``, ``"1.5m"``, ``"2h"``, ``"1d"`` -> ``timedelta``; ValueError otherwise."""
-    match = _DURATION.match(text)
+    match = _DURATION.fullmatch(text)
     if match is None:
         raise ValueError(f"invalid duration {text!r}: use {DURATION_HELP}")
-    return float(match.group(1)) * _UNITS[match.group(2)]
+    amount, unit = float(match.group(1)), _UNITS[match.group(2)]
+    if amount * unit.total_seconds() > MAX_DURATION.total_seconds():
+        raise ValueError(f"duration {text!r} is longer than {MAX_DURATION.days} days")
+    return amount * unit
 
 
 def format_duration(delta: timedelta) -> str:
@@ -77,25 +85,48 @@ def priority_name(value: int) -> str:
         return str(value)
 
 
+def printable_json(text: str) -> str:
+    """JSON text that every output can take: a lone surrogate (read back from the
+    database) is written as its JSON escape ``\\udXXX`` instead of failing the command.
+    JSON allows that escape, and it reads back as the same string."""
+    return text if text.isascii() else text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def compact_json(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+    return printable_json(
+        json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+    )
+
+
+def pretty_json(value: Any, *, sort_keys: bool = True) -> str:
+    return printable_json(json.dumps(value, indent=2, ensure_ascii=False, sort_keys=sort_keys))
 
 
 def write_json(value: Any, out: TextIO | None = None) -> None:
     stream = out if out is not None else sys.stdout
-    json.dump(value, stream, indent=2, ensure_ascii=False, sort_keys=False)
-    stream.write("\n")
+    stream.write(pretty_json(value, sort_keys=False) + "\n")
+
+
+def cell(text: str) -> str:
+    """One line of printable text: control characters (a newline, an escape sequence that
+    would steer the terminal) and what cannot be encoded are written escaped."""
+    if text.isascii() and text.isprintable():
+        return text
+    return "".join(
+        ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in safe_text(text)
+    )
 
 
 def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """Left-aligned columns separated by two spaces; no trailing spaces."""
+    shown = [[cell(value) for value in row] for row in rows]
     widths = [len(h) for h in headers]
-    for row in rows:
-        for i, cell in enumerate(row):
-            widths[i] = max(widths[i], len(cell))
+    for row in shown:
+        for i, value in enumerate(row):
+            widths[i] = max(widths[i], len(value))
     lines: list[str] = []
-    for row in (headers, *rows):
-        cells = [cell.ljust(widths[i]) for i, cell in enumerate(row)]
+    for line in (headers, *shown):
+        cells = [value.ljust(widths[i]) for i, value in enumerate(line)]
         lines.append("  ".join(cells).rstrip())
     return "\n".join(lines)
 
