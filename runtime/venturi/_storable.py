@@ -12,8 +12,8 @@ that one odd exception message never costs a run its result.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, cast
 
 NUL = "\x00"
 #: Error messages and notes are database records read by people: bound them.
@@ -73,9 +73,10 @@ def safe_json(value: Any) -> Any:
     if isinstance(value, str):
         return safe_text(value)
     if isinstance(value, dict):
-        return {safe_text(k) if isinstance(k, str) else k: safe_json(v) for k, v in value.items()}
+        members = cast(dict[object, Any], value)
+        return {safe_text(k) if isinstance(k, str) else k: safe_json(v) for k, v in members.items()}
     if isinstance(value, list | tuple):
-        return [safe_json(item) for item in value]
+        return [safe_json(item) for item in cast(Sequence[Any], value)]
     return value
 
 
@@ -98,14 +99,16 @@ def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
         if isinstance(item, str):
             yield where, item
         elif isinstance(item, dict):
-            for key, element in reversed(list(item.items())):
+            members = cast(dict[object, Any], item)
+            for key, element in reversed(list(members.items())):
                 member = _member(where, key)
                 stack.append((element, member))
                 if isinstance(key, str):
                     stack.append((key, f"{member} (its key)"))
         elif isinstance(item, list | tuple):
-            for index in range(len(item) - 1, -1, -1):
-                stack.append((item[index], f"{where}[{index}]"))
+            elements = cast(Sequence[Any], item)
+            for index in range(len(elements) - 1, -1, -1):
+                stack.append((elements[index], f"{where}[{index}]"))
 
 
 def _member(path: str, key: Any) -> str:

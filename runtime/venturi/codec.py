@@ -134,12 +134,16 @@ def nesting_depth(value: Any) -> int:
     while stack:
         item, depth = stack.pop()
         if isinstance(item, dict):
-            item = list(item.values())
-        elif not isinstance(item, list | tuple):
+            elements: Sequence[Any] = list(cast(dict[object, Any], item).values())
+        elif isinstance(item, list | tuple):
+            elements = cast(Sequence[Any], item)
+        else:
             continue
         depth += 1
         deepest = max(deepest, depth)
-        stack.extend((element, depth) for element in item if isinstance(element, list | tuple | dict))
+        for element in elements:
+            if isinstance(element, list | tuple | dict):
+                stack.append((cast(Any, element), depth))
     return deepest
 
 

@@ -57,7 +57,7 @@ def as_text(value: Any) -> str:
 
 
 def as_state(value: Any) -> JobState:
-    """A stored state; one this runtime does not know reads as dead (see ``_Reader.state``)."""
+    """A stored state; one this runtime does not know reads as dead (see ``Reader.state``)."""
     try:
         return JobState(value)
     except ValueError:
@@ -119,7 +119,7 @@ def _fast(
     )
 
 
-class _Reader:
+class Reader:
     """Reads one value at a time, noting each that does not read as its column should."""
 
     __slots__ = ("failures", "prefix", "time")
@@ -181,7 +181,7 @@ def _careful(
     time: Callable[[Any], datetime],
     failures: Sequence[DecodeFailure],
 ) -> StoredJob:
-    read = _Reader(time)
+    read = Reader(time)
     (
         job_id, kind, queue, priority, state, payload, carry, dedup_key, concurrency_key,
         run_at, created_at, run_count, failure_count, output, error_code, error_message,
@@ -223,7 +223,7 @@ def journal_entry_careful(
     (the failure says what it was): the journal is read by handlers deciding
     their fate, and a guessed event would mislead them.
     """
-    read = _Reader(time, prefix=f"journal[{index}].")
+    read = Reader(time, prefix=f"journal[{index}].")
     at, run, event, note, raw_attachment, error_code, error_message, decision = values
     try:
         kind = JournalEvent(event)

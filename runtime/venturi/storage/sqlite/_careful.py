@@ -23,7 +23,7 @@ from typing import Any
 
 from venturi._failures import FailureCode
 from venturi._storable import bounded
-from venturi.storage._job_row import UndecodedText, _Reader
+from venturi.storage._job_row import Reader, UndecodedText
 from venturi.storage._types import ClaimedJob, ClaimRequest, DecodeFailure
 from venturi.storage.sqlite import _claim, _finish
 from venturi.storage.sqlite._rows import epoch, from_epoch
@@ -41,7 +41,7 @@ def _problems(row: Sequence[Any]) -> list[DecodeFailure]:
     """What stops a ``rows_to_check`` row from being run: (rowid,) id, payload, carry,
     priority, run_count, failure_count, journal_count, run_at."""
     _, job_id, payload, carry, priority, run_count, failure_count, journal_count, run_at = row
-    read = _Reader(from_epoch)
+    read = Reader(from_epoch)
     for column, value in (("id", job_id), ("payload", payload), ("carry", carry)):
         read.text(column, value)
     for column, value in (
@@ -90,10 +90,10 @@ def claim(
     kinds = json.dumps(request.kinds)
     per_queue: list[list[Any]] = []
     for queue in _claim.unpaused(conn, queries, request.queues):
-        rows = conn.execute(
+        rows: list[Any] = conn.execute(
             queries["claim_candidates"], (queue, now_s, kinds, request.limit)
         ).fetchall()
-        usable = []
+        usable: list[Any] = []
         for row in rows:  # (rowid, priority, run_at, id, concurrency_key)
             if isinstance(row[1], int) and _number(row[2]) and isinstance(row[3], str):
                 usable.append(row)
@@ -135,10 +135,10 @@ def reclaim_expired(
     """``_finish.reclaim_expired``, ending as dead every expired row that cannot be read."""
     if limit <= 0:
         return 0
-    rows = conn.execute(queries["expired_lease_rows"], (epoch(now), limit)).fetchall()
-    readable = []
+    rows: list[Any] = conn.execute(queries["expired_lease_rows"], (epoch(now), limit)).fetchall()
+    readable: list[tuple[Any, ...]] = []
     for rowid, job_id, token, run_count, failures, started in rows:
-        read = _Reader(from_epoch)
+        read = Reader(from_epoch)
         read.text("id", job_id)
         read.text("lease_token", token)
         read.integer("run_count", run_count)
