@@ -22,7 +22,7 @@ class Facts:
     # The directory outputs go under (display path), where it is decided (the `root:` value,
     # or 1:1 when it is the file's own directory), and whether `root:` is declared.
     root: tuple[str, int, int, bool] | None = None
-    # Output directories a key names (`module`, `handlers`, `merges`), with that key's position.
+    # Output directories a key names (`module`, `handlers`, ...), with that key's position.
     directories: list[tuple[str, int, int]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:

@@ -88,7 +88,7 @@ def _check_document(doc: loader.Document, path: Path, root: Path) -> Checked:
         facts.root = (display_path(module.layout.root, root), line, column, declared)
         layout = module.layout
         for key, directory in (("module", layout.package_dir), ("handlers", layout.handlers_dir),
-                               ("merges", layout.merges_dir)):
+                               ("merges", layout.merges_dir), ("upgrades", layout.upgrades_dir)):
             if key in doc.data:
                 facts.directories.append((display_path(directory, root), *doc.position((key,))))
     return Checked(display, diagnostics, facts, module)
