@@ -129,6 +129,7 @@ class TaskDecl:
     retry_ms: tuple[int, int] | None  # (base, cap)
     timeout_ms: int | None
     retention_ms: int | None
+    sync_handler: bool = False  # ``handle: sync``: the base declares ``def handle``
 
 
 @dataclass(frozen=True, slots=True)

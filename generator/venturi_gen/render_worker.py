@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from venturi_gen.layout import first_party
 from venturi_gen.model import ModuleDecl, TaskDecl
-from venturi_gen.pyexpr import LINE_LENGTH, STUB_LINE_LENGTH, Code, docstring, ident, literal, wrap
+from venturi_gen.pyexpr import STUB_LINE_LENGTH, Code, docstring, ident, literal, wrap
 from venturi_gen.templating import header, import_block, imports, render_template
 
 
 def worker(m: ModuleDecl) -> tuple[str, ...]:
     """Chunks of ``<package>/worker.py``."""
-    by_module = imports({"dataclass", "Any", "Generic", "TypeVar"})
+    by_module = imports({"abstractmethod", "dataclass", "Any", "Generic", "TypeVar"})
     by_module["venturi.worker"] = {"Context", "Handler", "Outcome", "Worker"}
     by_module["."] = {"tasks"}
     if any(t.carry is None for t in m.tasks):
@@ -32,12 +32,17 @@ def worker(m: ModuleDecl) -> tuple[str, ...]:
         carry = Code(f"tasks.{t.carry.name}") if t.carry else Code("NoCarry")
         output = Code(f"tasks.{t.output.name}") if t.output else Code("None")
         params = ["self", f"task: tasks.{t.name}", f"ctx: Context[{carry}]", "state: S"]
+        how = (
+            "\n\n``handle`` is a plain function (``handle: sync``): the worker runs it on its\n"
+            "thread pool, so it may block."
+            if t.sync_handler else ""
+        )
         context = {
             "name": ident(t.name),
             "class_line": wrap("", f"class {t.name}HandlerBase(", [f"Handler[tasks.{t.name}, {carry}, S]"], "):"),
-            "doc": docstring(f"Runs {t.kind} jobs. Subclass it and implement ``handle``.", "    "),
-            "handle_def": wrap("    ", "async def handle(", params, f") -> Outcome[{output}]:"),
-            "raise_line": _raise("        ", f"{t.name}Handler.handle is not implemented", LINE_LENGTH),
+            "doc": docstring(f"Runs {t.kind} jobs. Subclass it and implement ``handle``.{how}", "    "),
+            # black's layout of a body that is only ``...``: on the signature's last line.
+            "handle_def": wrap("    ", f"{_def(t)} handle(", params, f") -> Outcome[{output}]: ..."),
         }
         chunks.append(render_template("handler_base.jinja", t=context))
     rows = [{"name": ident(t.name), "attr": ident(t.snake), "attr_literal": literal(t.snake)} for t in m.tasks]
@@ -56,6 +61,11 @@ def worker(m: ModuleDecl) -> tuple[str, ...]:
     return tuple(chunks)
 
 
+def _def(t: TaskDecl) -> str:
+    """``def`` for a task declared ``handle: sync``, else ``async def``."""
+    return "def" if t.sync_handler else "async def"
+
+
 def _raise(indent: str, message: str, line_length: int) -> Code:
     return wrap(indent, "raise NotImplementedError(", [literal(message)], ")", line_length)
 
@@ -64,6 +74,7 @@ def handler_stub(m: ModuleDecl, t: TaskDecl) -> tuple[str, ...]:
     package = m.layout.package
     task_names = {t.name} | ({t.carry.name} if t.carry else set()) | ({t.output.name} if t.output else set())
     by_module = {
+        "abc": {"abstractmethod"},
         f"{package}.tasks": task_names,
         f"{package}.worker": {f"{t.name}HandlerBase"},
         "venturi.worker": {"Context", "Outcome"},
@@ -86,7 +97,7 @@ def handler_stub(m: ModuleDecl, t: TaskDecl) -> tuple[str, ...]:
             state_import=m.state is not None,
             class_line=wrap("", f"class {t.name}Handler(", [f"{t.name}HandlerBase[{state}]"], "):", STUB_LINE_LENGTH),
             handle_def=wrap(
-                "    ", "async def handle(", ["self", f"task: {t.name}", f"ctx: Context[{carry}]", f"state: {state}"],
+                "    ", f"{_def(t)} handle(", ["self", f"task: {t.name}", f"ctx: Context[{carry}]", f"state: {state}"],
                 f") -> Outcome[{output}]:", STUB_LINE_LENGTH,
             ),
             raise_line=_raise("        ", f"{t.name}Handler.handle: handle {t.name} jobs here", STUB_LINE_LENGTH),

@@ -372,6 +372,7 @@ def _task(doc: Document, name: str, spec: dict[str, Any], fields: dict[str, list
         retry_ms=retry_ms,
         timeout_ms=_duration(doc, (*path, "timeout"), spec.get("timeout"), diags),
         retention_ms=_duration(doc, (*path, "retention"), spec.get("retention"), diags),
+        sync_handler=spec.get("handle") == "sync",
     )
 
 

@@ -22,6 +22,7 @@ from venturi_gen.pyexpr import LINE_LENGTH, Code, comment_lines, docstring
 OUTPUT_FORMAT = 2
 
 _MODULE_OF = {
+    "abstractmethod": "abc",
     "Mapping": "collections.abc",
     "dataclass": "dataclasses",
     "field": "dataclasses",
@@ -39,7 +40,7 @@ _MODULE_OF = {
     "UUID": "uuid",
     "ULID": "ulid",
 }
-_STDLIB = frozenset({"collections.abc", "dataclasses", "datetime", "decimal", "typing", "uuid"})
+_STDLIB = frozenset({"abc", "collections.abc", "dataclasses", "datetime", "decimal", "typing", "uuid"})
 
 
 def _finalize(value: object) -> object:

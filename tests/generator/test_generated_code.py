@@ -198,14 +198,23 @@ with Queue("sqlite:///jobs.sqlite3") as queue:
 
 def test_register_all_fails_before_the_worker_starts_without_every_handler(codecs: Project) -> None:
     out = _run(codecs, """
-from venturi.worker import Worker
+from venturi import ConfigurationError
+from venturi.worker import Outcome, Worker
 from codecs_pkg.worker import EverythingHandlerBase, Handlers, register_all
 
 class Impl(EverythingHandlerBase[object]):
+    async def handle(self, task, ctx, state):
+        return Outcome.completed()
+
+class Unfilled(EverythingHandlerBase[object]):
     pass
 
 worker = Worker(object(), "sqlite:///jobs.sqlite3")
 assert register_all(worker, Handlers(everything=Impl())) is worker
+try:
+    register_all(Worker(object(), "sqlite:///jobs.sqlite3"), Handlers(everything=Unfilled()))
+except ConfigurationError as exc:
+    print(str(exc).split(":")[0])
 try:
     register_all(Worker(object(), "sqlite:///jobs.sqlite3"), Handlers(everything=None))
 except TypeError as exc:
@@ -216,6 +225,7 @@ except TypeError as exc:
     print(exc)
 """)
     assert out.splitlines() == [
+        "handler Unfilled for kind 'everything' does not implement handle()",
         "Handlers.everything must be an instance of a EverythingHandlerBase subclass, got NoneType: "
         "no handler would run these jobs",
         "Handlers.__init__() missing 1 required keyword-only argument: 'everything'",

@@ -155,8 +155,12 @@ def test_generated_code_and_filled_stubs_pass_mypy_and_pyright_strict_until_the_
     project.write("app/state.py", STATE)
     project.write("app/wiring.py", WIRING)
     assert project.gen("tasks.venturi.yaml").code == 0
+    # An unfilled stub keeps handle abstract: mypy refuses to instantiate it, and only that.
     unfilled = _mypy(project.root, cache)
-    assert unfilled.returncode == 0, unfilled.stdout
+    assert unfilled.returncode == 1, unfilled.stdout
+    errors = [line for line in unfilled.stdout.splitlines() if ": error:" in line]
+    assert len(errors) == 1 and errors[0].startswith("app/wiring.py:"), unfilled.stdout
+    assert 'Cannot instantiate abstract class "ShipHandler" with abstract attribute "handle"' in errors[0]
     project.write("handlers/ship.py", HANDLER)
     project.write("merges/ship.py", MERGE)
     filled = _mypy(project.root, cache)

@@ -7,7 +7,7 @@ from datetime import timedelta
 from typing import Any, ClassVar, Self
 
 import pytest
-from venturi import ConfigurationError, Task
+from venturi import ConfigurationError, NoCarry, Task
 from venturi.worker import Context, Handler, Outcome, Worker
 from venturi.worker._registry import Registry
 
@@ -113,6 +113,33 @@ def test_task_without_from_json() -> None:
 def test_handler_without_handle() -> None:
     with pytest.raises(ConfigurationError, match="does not implement handle"):
         Registry().add(NoHandle())
+
+
+def test_a_handler_whose_handle_is_still_abstract_is_refused_naming_its_class() -> None:
+    from abc import abstractmethod
+
+    class GeneratedBase(Handler[Ping, NoCarry, None]):
+        TASK = Ping
+
+        @abstractmethod
+        async def handle(self, task: Ping, ctx: Context[NoCarry], state: None) -> Outcome[None]: ...
+
+    class UnfilledPingHandler(GeneratedBase):
+        pass
+
+    with pytest.raises(ConfigurationError, match=r"handler .*UnfilledPingHandler .*still abstract"):
+        Registry().add(UnfilledPingHandler())
+
+
+def test_a_sync_handle_registers_as_sync() -> None:
+    class SyncPing(Handler[Ping, NoCarry, None]):
+        TASK = Ping
+
+        def handle(self, task: Ping, ctx: Context[NoCarry], state: None) -> Outcome[None]:
+            return Outcome.completed()
+
+    assert Registry().add(SyncPing()).sync is True
+    assert Registry().add(PingHandler()).sync is False
 
 
 def test_task_attribute_must_be_a_task_class() -> None:

@@ -14,6 +14,7 @@ One handler base class per task, with the exact ``handle`` signature, and
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -29,10 +30,10 @@ class ReindexCatalogHandlerBase(Handler[tasks.ReindexCatalog, tasks.ReindexCatal
 
     TASK = tasks.ReindexCatalog
 
+    @abstractmethod
     async def handle(
         self, task: tasks.ReindexCatalog, ctx: Context[tasks.ReindexCatalogCarry], state: S
-    ) -> Outcome[tasks.ReindexCatalogOutput]:
-        raise NotImplementedError("ReindexCatalogHandler.handle is not implemented")
+    ) -> Outcome[tasks.ReindexCatalogOutput]: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -42,7 +43,7 @@ class Handlers(Generic[S]):
     reindex_catalog: ReindexCatalogHandlerBase[S]
 
 
-_BASES: dict[str, type[Handler[Any, Any, Any]]] = {
+_BASES: dict[str, type[Any]] = {
     "reindex_catalog": ReindexCatalogHandlerBase,
 }
 

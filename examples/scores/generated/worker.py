@@ -14,6 +14,7 @@ One handler base class per task, with the exact ``handle`` signature, and
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -30,10 +31,10 @@ class RecomputeScoresHandlerBase(Handler[tasks.RecomputeScores, NoCarry, S]):
 
     TASK = tasks.RecomputeScores
 
+    @abstractmethod
     async def handle(
         self, task: tasks.RecomputeScores, ctx: Context[NoCarry], state: S
-    ) -> Outcome[tasks.RecomputeScoresOutput]:
-        raise NotImplementedError("RecomputeScoresHandler.handle is not implemented")
+    ) -> Outcome[tasks.RecomputeScoresOutput]: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -43,7 +44,7 @@ class Handlers(Generic[S]):
     recompute_scores: RecomputeScoresHandlerBase[S]
 
 
-_BASES: dict[str, type[Handler[Any, Any, Any]]] = {
+_BASES: dict[str, type[Any]] = {
     "recompute_scores": RecomputeScoresHandlerBase,
 }
 

@@ -44,6 +44,7 @@ class WorkerConfig:
     """
 
     concurrency: int = 10
+    sync_threads: int | None = None  # threads for sync handlers (def handle); None: concurrency
     queues: tuple[str, ...] = ("default",)
     claim_batch: int = 100
     prefetch: int | None = None  # None: claim_batch
@@ -83,6 +84,8 @@ class WorkerConfig:
             raise ConfigurationError(f"prefetch must be an integer >= 0 (or None), got {self.prefetch!r}")
         if self.flush_batch is not None:
             _positive_int("flush_batch", self.flush_batch)
+        if self.sync_threads is not None:
+            _positive_int("sync_threads", self.sync_threads, hint=" (or None: one per concurrency slot)")
         for name in (
             "lease_duration",
             "heartbeat_interval",
@@ -117,6 +120,10 @@ class WorkerConfig:
         """Jobs held at once: running plus claimed ahead."""
         prefetch = self.claim_batch if self.prefetch is None else self.prefetch
         return self.concurrency + prefetch
+
+    @property
+    def effective_sync_threads(self) -> int:
+        return self.concurrency if self.sync_threads is None else self.sync_threads
 
     @property
     def effective_flush_batch(self) -> int:

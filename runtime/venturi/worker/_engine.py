@@ -23,6 +23,7 @@ from datetime import timedelta
 from typing import Any, Final
 
 from venturi._clock import utcnow
+from venturi._threads import Threads
 from venturi.storage._protocol import AsyncStorage
 from venturi.storage._types import ClaimedJob
 from venturi.worker._capacity import Capacity
@@ -86,6 +87,8 @@ class Engine:
             notifier=storage if notify else None,  # type: ignore[arg-type]
             until_idle=until_idle,
         )
+        #: Sync handlers (``def handle``) run here: bounded, daemon threads.
+        self.threads = Threads("venturi-handler", config.effective_sync_threads)
         self.jobs: deque[ClaimedJob] = deque()  # claimed, not started
         self._idle_consumers: deque[asyncio.Future[None]] = deque()
         self._current: list[ClaimedJob | None] = [None] * config.concurrency
@@ -203,6 +206,9 @@ class Engine:
         self._maintenance.stop()
         self.flusher.close()
         await asyncio.wait([heartbeat, upkeep, flusher])
+        # A sync handler still in its thread after the drain is left to finish on its own
+        # (daemon threads; its result is fenced); the pool takes no new work.
+        await self.threads.close()
 
     async def _wait_until(
         self, deadline: float, tasks: list[asyncio.Task[None]]
@@ -271,6 +277,7 @@ class Engine:
         state = self._state
         add = self.flusher.add
         started = self.flusher.started
+        threads = self.threads
         current = self._current
         contexts = self._contexts
         lost = self.leases.lost
@@ -289,8 +296,9 @@ class Engine:
             current[index] = job
             started(job)
             end = await execute(
-                by_kind[job.kind], job, state, contexts, index, release_on_cancel=True
-            )
+                by_kind[job.kind], job, state, contexts, index, release_on_cancel=True,
+                threads=threads,
+            )  # fmt: skip
             current[index] = None
             add(end)
             ended()  # may wake the claimer: there is room for another claim

@@ -9,10 +9,12 @@ for no clock; the timestamps are taken once per flushed batch. It returns a
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 from typing import Any, Final
 
 from venturi import codec
 from venturi._codec_protocol import NoCarry
+from venturi._threads import Threads
 from venturi.storage._types import ClaimedJob
 from venturi.worker._context import Context
 from venturi.worker._outcome import FailureCode, TaskError
@@ -47,6 +49,7 @@ async def execute(
     *,
     release_on_cancel: bool,
     cancel_requested: bool = False,
+    threads: Threads | None = None,
 ) -> RunEnd:
     """Run ``job`` once.
 
@@ -54,7 +57,8 @@ async def execute(
     worker can ask it to stop. With ``release_on_cancel`` a cancellation of the
     run (the drain deadline of a graceful shutdown) is swallowed and reported
     as a hand-back. ``cancel_requested`` starts the run already asked to stop
-    (for tests of a handler's shutdown path).
+    (for tests of a handler's shutdown path). A sync handler (``def handle``) runs
+    on ``threads`` (the worker's pool; a thread of its own without one).
     """
     end = RunEnd(job, reg)
     try:
@@ -78,9 +82,9 @@ async def execute(
     contexts[index] = ctx
     try:
         if reg.timeout is None:
-            end.outcome = await reg.handle(task, ctx, state)
+            end.outcome = await _call(reg, task, ctx, state, threads)
         else:
-            end.outcome = await _with_timeout(reg, task, ctx, state)
+            end.outcome = await _with_timeout(reg, task, ctx, state, threads)
     except asyncio.CancelledError:
         if not release_on_cancel:
             raise
@@ -95,15 +99,31 @@ async def execute(
     return end
 
 
-async def _with_timeout(reg: Registration, task: Any, ctx: Context[Any], state: Any) -> Any:
+def _call(
+    reg: Registration, task: Any, ctx: Context[Any], state: Any, threads: Threads | None
+) -> Awaitable[Any]:
+    if not reg.sync:
+        return reg.handle(task, ctx, state)  # type: ignore[no-any-return]
+    handle = reg.handle
+    if threads is None:
+        return asyncio.to_thread(handle, task, ctx, state)
+    return threads.run(lambda: handle(task, ctx, state))
+
+
+async def _with_timeout(
+    reg: Registration, task: Any, ctx: Context[Any], state: Any, threads: Threads | None
+) -> Any:
     assert reg.timeout is not None
     scope = asyncio.timeout(reg.timeout)
     try:
         async with scope:
-            return await reg.handle(task, ctx, state)
+            return await _call(reg, task, ctx, state, threads)
     except TimeoutError:
         if not scope.expired():
             raise  # the handler's own TimeoutError: an ordinary failure
+        # A sync handler's thread cannot be stopped: it is asked to, and whatever it
+        # returns later is dropped. An async one was cancelled by the scope.
+        ctx.request_cancel()
         raise TaskError.retry(
             FailureCode.TIMEOUT, f"the run exceeded the task's timeout of {reg.timeout:g} s"
         ) from None

@@ -11,6 +11,7 @@ someone wiring a worker for the first time.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -36,6 +37,7 @@ class Registration:
     timeout: float | None  # seconds
     retention: timedelta | None
     no_carry: bool  # the carry is ``NoCarry``: nothing to decode or encode
+    sync: bool = False  # ``def handle``: runs on the worker's thread pool
 
     @property
     def name(self) -> str:
@@ -88,8 +90,15 @@ def registration_for(handler: object) -> Registration:
             "worker cannot decode its stored payloads"
         )
     handle = getattr(handler, "handle", None)
-    if not callable(handle) or type(handler).handle is Handler.handle:  # type: ignore[attr-defined]
+    declared_handle: object = getattr(type(handler), "handle", None)
+    if not callable(handle) or declared_handle is Handler.__dict__["handle"]:
         raise ConfigurationError(f"handler {name} for kind {kind!r} does not implement handle()")
+    if getattr(declared_handle, "__isabstractmethod__", False):
+        raise ConfigurationError(
+            f"handler {name} for kind {kind!r} does not implement handle(): it is still abstract "
+            f"(an unfilled stub?). Write the body of {name}.handle in {type(handler).__module__} "
+            "and remove its @abstractmethod line"
+        )
     timeout = task_cls.TIMEOUT
     if timeout is not None and timeout <= timedelta(0):
         raise ConfigurationError(f"task {task_cls.__qualname__}.TIMEOUT must be positive, got {timeout}")
@@ -109,6 +118,7 @@ def registration_for(handler: object) -> Registration:
         timeout=None if timeout is None else timeout.total_seconds(),
         retention=retention,
         no_carry=task_cls.CARRY is NoCarry,
+        sync=not inspect.iscoroutinefunction(handle),
     )
 
 

@@ -1,6 +1,6 @@
 """``AsyncSqliteStorage``: the ``AsyncStorage`` protocol over ``SqliteStorage``, off the loop.
 
-Calls run on a thread of the storage's own (``_db_thread``), so a coroutine
+Calls run on a thread of the storage's own (``venturi._threads``), so a coroutine
 awaiting SQLite — a write waiting for another process's lock above all —
 never stops the event loop: a web server's other requests, a worker's
 heartbeats and its other handlers go on.
@@ -23,6 +23,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from venturi._threads import Threads
 from venturi.storage._types import (
     BulkBatch,
     CancelOutcome,
@@ -39,7 +40,6 @@ from venturi.storage._types import (
     RunResult,
     StoredJob,
 )
-from venturi.storage.sqlite._db_thread import DbThread
 from venturi.storage.sqlite._storage import SqliteStorage
 
 
@@ -51,7 +51,7 @@ class AsyncSqliteStorage:
 
     def __init__(self, sync: SqliteStorage) -> None:
         self.sync = sync
-        self._thread = DbThread(f"venturi-sqlite:{sync.path}")
+        self._thread = Threads(f"venturi-sqlite:{sync.path}")
         self._inline_taken = False
 
     @property

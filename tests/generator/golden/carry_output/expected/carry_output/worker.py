@@ -14,6 +14,7 @@ One handler base class per task, with the exact ``handle`` signature, and
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -29,10 +30,10 @@ class CrawlSiteHandlerBase(Handler[tasks.CrawlSite, tasks.CrawlSiteCarry, S]):
 
     TASK = tasks.CrawlSite
 
+    @abstractmethod
     async def handle(
         self, task: tasks.CrawlSite, ctx: Context[tasks.CrawlSiteCarry], state: S
-    ) -> Outcome[tasks.CrawlSiteOutput]:
-        raise NotImplementedError("CrawlSiteHandler.handle is not implemented")
+    ) -> Outcome[tasks.CrawlSiteOutput]: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -42,7 +43,7 @@ class Handlers(Generic[S]):
     crawl_site: CrawlSiteHandlerBase[S]
 
 
-_BASES: dict[str, type[Handler[Any, Any, Any]]] = {
+_BASES: dict[str, type[Any]] = {
     "crawl_site": CrawlSiteHandlerBase,
 }
 

@@ -6,6 +6,8 @@ The crawl_site task.
 
 from __future__ import annotations
 
+from abc import abstractmethod
+
 from venturi.worker import Context, Outcome
 
 from carry_output.tasks import CrawlSite, CrawlSiteCarry, CrawlSiteOutput
@@ -17,6 +19,7 @@ State = object
 
 
 class CrawlSiteHandler(CrawlSiteHandlerBase[State]):
+    @abstractmethod  # remove this line once handle is written: until then no worker registers it
     async def handle(
         self, task: CrawlSite, ctx: Context[CrawlSiteCarry], state: State
     ) -> Outcome[CrawlSiteOutput]:

@@ -14,6 +14,7 @@ One handler base class per task, with the exact ``handle`` signature, and
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -29,10 +30,10 @@ class AggregateScoresHandlerBase(Handler[tasks.AggregateScores, tasks.AggregateS
 
     TASK = tasks.AggregateScores
 
+    @abstractmethod
     async def handle(
         self, task: tasks.AggregateScores, ctx: Context[tasks.AggregateScoresCarry], state: S
-    ) -> Outcome[None]:
-        raise NotImplementedError("AggregateScoresHandler.handle is not implemented")
+    ) -> Outcome[None]: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -42,7 +43,7 @@ class Handlers(Generic[S]):
     aggregate_scores: AggregateScoresHandlerBase[S]
 
 
-_BASES: dict[str, type[Handler[Any, Any, Any]]] = {
+_BASES: dict[str, type[Any]] = {
     "aggregate_scores": AggregateScoresHandlerBase,
 }
 

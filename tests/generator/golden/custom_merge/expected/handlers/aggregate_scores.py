@@ -6,6 +6,8 @@ The aggregate_scores task.
 
 from __future__ import annotations
 
+from abc import abstractmethod
+
 from venturi.worker import Context, Outcome
 
 from custom_merge.tasks import AggregateScores, AggregateScoresCarry
@@ -17,6 +19,7 @@ State = object
 
 
 class AggregateScoresHandler(AggregateScoresHandlerBase[State]):
+    @abstractmethod  # remove this line once handle is written: until then no worker registers it
     async def handle(
         self, task: AggregateScores, ctx: Context[AggregateScoresCarry], state: State
     ) -> Outcome[None]:

@@ -14,6 +14,7 @@ One handler base class per task, with the exact ``handle`` signature, and
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -30,10 +31,10 @@ class SyncAccountHandlerBase(Handler[tasks.SyncAccount, NoCarry, S]):
 
     TASK = tasks.SyncAccount
 
+    @abstractmethod
     async def handle(
         self, task: tasks.SyncAccount, ctx: Context[NoCarry], state: S
-    ) -> Outcome[None]:
-        raise NotImplementedError("SyncAccountHandler.handle is not implemented")
+    ) -> Outcome[None]: ...
 
 
 class ChargeCardHandlerBase(Handler[tasks.ChargeCard, NoCarry, S]):
@@ -41,10 +42,10 @@ class ChargeCardHandlerBase(Handler[tasks.ChargeCard, NoCarry, S]):
 
     TASK = tasks.ChargeCard
 
+    @abstractmethod
     async def handle(
         self, task: tasks.ChargeCard, ctx: Context[NoCarry], state: S
-    ) -> Outcome[None]:
-        raise NotImplementedError("ChargeCardHandler.handle is not implemented")
+    ) -> Outcome[None]: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,7 +56,7 @@ class Handlers(Generic[S]):
     charge_card: ChargeCardHandlerBase[S]
 
 
-_BASES: dict[str, type[Handler[Any, Any, Any]]] = {
+_BASES: dict[str, type[Any]] = {
     "sync_account": SyncAccountHandlerBase,
     "charge_card": ChargeCardHandlerBase,
 }

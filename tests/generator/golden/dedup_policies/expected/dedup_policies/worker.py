@@ -14,6 +14,7 @@ One handler base class per task, with the exact ``handle`` signature, and
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -30,10 +31,10 @@ class RefreshFeedHandlerBase(Handler[tasks.RefreshFeed, NoCarry, S]):
 
     TASK = tasks.RefreshFeed
 
+    @abstractmethod
     async def handle(
         self, task: tasks.RefreshFeed, ctx: Context[NoCarry], state: S
-    ) -> Outcome[None]:
-        raise NotImplementedError("RefreshFeedHandler.handle is not implemented")
+    ) -> Outcome[None]: ...
 
 
 class RebuildIndexHandlerBase(Handler[tasks.RebuildIndex, NoCarry, S]):
@@ -41,10 +42,10 @@ class RebuildIndexHandlerBase(Handler[tasks.RebuildIndex, NoCarry, S]):
 
     TASK = tasks.RebuildIndex
 
+    @abstractmethod
     async def handle(
         self, task: tasks.RebuildIndex, ctx: Context[NoCarry], state: S
-    ) -> Outcome[None]:
-        raise NotImplementedError("RebuildIndexHandler.handle is not implemented")
+    ) -> Outcome[None]: ...
 
 
 class NotifyUserHandlerBase(Handler[tasks.NotifyUser, NoCarry, S]):
@@ -52,10 +53,10 @@ class NotifyUserHandlerBase(Handler[tasks.NotifyUser, NoCarry, S]):
 
     TASK = tasks.NotifyUser
 
+    @abstractmethod
     async def handle(
         self, task: tasks.NotifyUser, ctx: Context[NoCarry], state: S
-    ) -> Outcome[None]:
-        raise NotImplementedError("NotifyUserHandler.handle is not implemented")
+    ) -> Outcome[None]: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -67,7 +68,7 @@ class Handlers(Generic[S]):
     notify_user: NotifyUserHandlerBase[S]
 
 
-_BASES: dict[str, type[Handler[Any, Any, Any]]] = {
+_BASES: dict[str, type[Any]] = {
     "refresh_feed": RefreshFeedHandlerBase,
     "rebuild_index": RebuildIndexHandlerBase,
     "notify_user": NotifyUserHandlerBase,

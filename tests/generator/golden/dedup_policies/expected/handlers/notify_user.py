@@ -6,6 +6,8 @@ The notify_user task.
 
 from __future__ import annotations
 
+from abc import abstractmethod
+
 from venturi import NoCarry
 from venturi.worker import Context, Outcome
 
@@ -18,6 +20,7 @@ State = object
 
 
 class NotifyUserHandler(NotifyUserHandlerBase[State]):
+    @abstractmethod  # remove this line once handle is written: until then no worker registers it
     async def handle(
         self, task: NotifyUser, ctx: Context[NoCarry], state: State
     ) -> Outcome[None]:

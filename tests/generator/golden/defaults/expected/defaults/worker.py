@@ -14,6 +14,7 @@ One handler base class per task, with the exact ``handle`` signature, and
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -30,8 +31,10 @@ class ScheduleHandlerBase(Handler[tasks.Schedule, NoCarry, S]):
 
     TASK = tasks.Schedule
 
-    async def handle(self, task: tasks.Schedule, ctx: Context[NoCarry], state: S) -> Outcome[None]:
-        raise NotImplementedError("ScheduleHandler.handle is not implemented")
+    @abstractmethod
+    async def handle(
+        self, task: tasks.Schedule, ctx: Context[NoCarry], state: S
+    ) -> Outcome[None]: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -41,7 +44,7 @@ class Handlers(Generic[S]):
     schedule: ScheduleHandlerBase[S]
 
 
-_BASES: dict[str, type[Handler[Any, Any, Any]]] = {
+_BASES: dict[str, type[Any]] = {
     "schedule": ScheduleHandlerBase,
 }
 

@@ -10,6 +10,8 @@ The painter picks the brush:
 
 from __future__ import annotations
 
+from abc import abstractmethod
+
 from venturi import NoCarry
 from venturi.worker import Context, Outcome
 
@@ -22,6 +24,7 @@ State = object
 
 
 class PaintWallHandler(PaintWallHandlerBase[State]):
+    @abstractmethod  # remove this line once handle is written: until then no worker registers it
     async def handle(
         self, task: PaintWall, ctx: Context[NoCarry], state: State
     ) -> Outcome[None]:

@@ -14,6 +14,7 @@ One handler base class per task, with the exact ``handle`` signature, and
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -30,10 +31,10 @@ class RebuildSitemapHandlerBase(Handler[tasks.RebuildSitemap, NoCarry, S]):
 
     TASK = tasks.RebuildSitemap
 
+    @abstractmethod
     async def handle(
         self, task: tasks.RebuildSitemap, ctx: Context[NoCarry], state: S
-    ) -> Outcome[None]:
-        raise NotImplementedError("RebuildSitemapHandler.handle is not implemented")
+    ) -> Outcome[None]: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -43,7 +44,7 @@ class Handlers(Generic[S]):
     rebuild_sitemap: RebuildSitemapHandlerBase[S]
 
 
-_BASES: dict[str, type[Handler[Any, Any, Any]]] = {
+_BASES: dict[str, type[Any]] = {
     "rebuild_sitemap": RebuildSitemapHandlerBase,
 }
 

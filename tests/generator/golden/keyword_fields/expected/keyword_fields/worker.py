@@ -14,6 +14,7 @@ One handler base class per task, with the exact ``handle`` signature, and
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -30,10 +31,10 @@ class ImportRowsHandlerBase(Handler[tasks.ImportRows, NoCarry, S]):
 
     TASK = tasks.ImportRows
 
+    @abstractmethod
     async def handle(
         self, task: tasks.ImportRows, ctx: Context[NoCarry], state: S
-    ) -> Outcome[None]:
-        raise NotImplementedError("ImportRowsHandler.handle is not implemented")
+    ) -> Outcome[None]: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -43,7 +44,7 @@ class Handlers(Generic[S]):
     import_rows: ImportRowsHandlerBase[S]
 
 
-_BASES: dict[str, type[Handler[Any, Any, Any]]] = {
+_BASES: dict[str, type[Any]] = {
     "import_rows": ImportRowsHandlerBase,
 }
 

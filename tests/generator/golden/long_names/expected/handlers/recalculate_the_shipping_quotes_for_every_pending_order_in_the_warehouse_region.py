@@ -6,6 +6,8 @@ A doc line that is long enough to come close to the limit of one hundred charact
 
 from __future__ import annotations
 
+from abc import abstractmethod
+
 from venturi.worker import Context, Outcome
 
 from stress_layout_with_a_rather_long_package_name.tasks import (
@@ -27,6 +29,7 @@ class RecalculateTheShippingQuotesForEveryPendingOrderInTheWarehouseRegionHandle
         State
     ]
 ):
+    @abstractmethod  # remove this line once handle is written: until then no worker registers it
     async def handle(
         self,
         task: RecalculateTheShippingQuotesForEveryPendingOrderInTheWarehouseRegion,

@@ -14,6 +14,7 @@ One handler base class per task, with the exact ``handle`` signature, and
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -36,6 +37,7 @@ class RecalculateTheShippingQuotesForEveryPendingOrderInTheWarehouseRegionHandle
 
     TASK = tasks.RecalculateTheShippingQuotesForEveryPendingOrderInTheWarehouseRegion
 
+    @abstractmethod
     async def handle(
         self,
         task: tasks.RecalculateTheShippingQuotesForEveryPendingOrderInTheWarehouseRegion,
@@ -43,10 +45,9 @@ class RecalculateTheShippingQuotesForEveryPendingOrderInTheWarehouseRegionHandle
             tasks.RecalculateTheShippingQuotesForEveryPendingOrderInTheWarehouseRegionCarry
         ],
         state: S,
-    ) -> Outcome[tasks.RecalculateTheShippingQuotesForEveryPendingOrderInTheWarehouseRegionOutput]:
-        raise NotImplementedError(
-            "RecalculateTheShippingQuotesForEveryPendingOrderInTheWarehouseRegionHandler.handle is not implemented"
-        )
+    ) -> Outcome[
+        tasks.RecalculateTheShippingQuotesForEveryPendingOrderInTheWarehouseRegionOutput
+    ]: ...
 
 
 class ShortHandlerBase(Handler[tasks.Short, NoCarry, S]):
@@ -54,8 +55,8 @@ class ShortHandlerBase(Handler[tasks.Short, NoCarry, S]):
 
     TASK = tasks.Short
 
-    async def handle(self, task: tasks.Short, ctx: Context[NoCarry], state: S) -> Outcome[None]:
-        raise NotImplementedError("ShortHandler.handle is not implemented")
+    @abstractmethod
+    async def handle(self, task: tasks.Short, ctx: Context[NoCarry], state: S) -> Outcome[None]: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,7 +69,7 @@ class Handlers(Generic[S]):
     short: ShortHandlerBase[S]
 
 
-_BASES: dict[str, type[Handler[Any, Any, Any]]] = {
+_BASES: dict[str, type[Any]] = {
     "recalculate_the_shipping_quotes_for_every_pending_order_in_the_warehouse_region": RecalculateTheShippingQuotesForEveryPendingOrderInTheWarehouseRegionHandlerBase,
     "short": ShortHandlerBase,
 }

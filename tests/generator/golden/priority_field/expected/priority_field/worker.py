@@ -14,6 +14,7 @@ One handler base class per task, with the exact ``handle`` signature, and
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -30,10 +31,10 @@ class RecomputeScoresHandlerBase(Handler[tasks.RecomputeScores, NoCarry, S]):
 
     TASK = tasks.RecomputeScores
 
+    @abstractmethod
     async def handle(
         self, task: tasks.RecomputeScores, ctx: Context[NoCarry], state: S
-    ) -> Outcome[None]:
-        raise NotImplementedError("RecomputeScoresHandler.handle is not implemented")
+    ) -> Outcome[None]: ...
 
 
 class NotifyTeamHandlerBase(Handler[tasks.NotifyTeam, NoCarry, S]):
@@ -41,10 +42,10 @@ class NotifyTeamHandlerBase(Handler[tasks.NotifyTeam, NoCarry, S]):
 
     TASK = tasks.NotifyTeam
 
+    @abstractmethod
     async def handle(
         self, task: tasks.NotifyTeam, ctx: Context[NoCarry], state: S
-    ) -> Outcome[None]:
-        raise NotImplementedError("NotifyTeamHandler.handle is not implemented")
+    ) -> Outcome[None]: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,7 +56,7 @@ class Handlers(Generic[S]):
     notify_team: NotifyTeamHandlerBase[S]
 
 
-_BASES: dict[str, type[Handler[Any, Any, Any]]] = {
+_BASES: dict[str, type[Any]] = {
     "recompute_scores": RecomputeScoresHandlerBase,
     "notify_team": NotifyTeamHandlerBase,
 }

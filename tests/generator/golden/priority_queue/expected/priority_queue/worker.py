@@ -14,6 +14,7 @@ One handler base class per task, with the exact ``handle`` signature, and
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -30,10 +31,10 @@ class PageOnCallHandlerBase(Handler[tasks.PageOnCall, NoCarry, S]):
 
     TASK = tasks.PageOnCall
 
+    @abstractmethod
     async def handle(
         self, task: tasks.PageOnCall, ctx: Context[NoCarry], state: S
-    ) -> Outcome[None]:
-        raise NotImplementedError("PageOnCallHandler.handle is not implemented")
+    ) -> Outcome[None]: ...
 
 
 class CompactLogsHandlerBase(Handler[tasks.CompactLogs, NoCarry, S]):
@@ -41,10 +42,10 @@ class CompactLogsHandlerBase(Handler[tasks.CompactLogs, NoCarry, S]):
 
     TASK = tasks.CompactLogs
 
+    @abstractmethod
     async def handle(
         self, task: tasks.CompactLogs, ctx: Context[NoCarry], state: S
-    ) -> Outcome[None]:
-        raise NotImplementedError("CompactLogsHandler.handle is not implemented")
+    ) -> Outcome[None]: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,7 +56,7 @@ class Handlers(Generic[S]):
     compact_logs: CompactLogsHandlerBase[S]
 
 
-_BASES: dict[str, type[Handler[Any, Any, Any]]] = {
+_BASES: dict[str, type[Any]] = {
     "page_on_call": PageOnCallHandlerBase,
     "compact_logs": CompactLogsHandlerBase,
 }

@@ -14,6 +14,7 @@ One handler base class per task, with the exact ``handle`` signature, and
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -30,10 +31,10 @@ class RecordEventHandlerBase(Handler[tasks.RecordEvent, NoCarry, S]):
 
     TASK = tasks.RecordEvent
 
+    @abstractmethod
     async def handle(
         self, task: tasks.RecordEvent, ctx: Context[NoCarry], state: S
-    ) -> Outcome[None]:
-        raise NotImplementedError("RecordEventHandler.handle is not implemented")
+    ) -> Outcome[None]: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -43,7 +44,7 @@ class Handlers(Generic[S]):
     record_event: RecordEventHandlerBase[S]
 
 
-_BASES: dict[str, type[Handler[Any, Any, Any]]] = {
+_BASES: dict[str, type[Any]] = {
     "record_event": RecordEventHandlerBase,
 }
 

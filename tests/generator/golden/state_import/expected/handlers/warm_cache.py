@@ -6,6 +6,8 @@ The warm_cache task.
 
 from __future__ import annotations
 
+from abc import abstractmethod
+
 from myapp.runtime import AppState
 from venturi import NoCarry
 from venturi.worker import Context, Outcome
@@ -15,6 +17,7 @@ from stateful.worker import WarmCacheHandlerBase
 
 
 class WarmCacheHandler(WarmCacheHandlerBase[AppState]):
+    @abstractmethod  # remove this line once handle is written: until then no worker registers it
     async def handle(
         self, task: WarmCache, ctx: Context[NoCarry], state: AppState
     ) -> Outcome[None]:

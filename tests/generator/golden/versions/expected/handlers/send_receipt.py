@@ -6,6 +6,8 @@ The shop.send_receipt task.
 
 from __future__ import annotations
 
+from abc import abstractmethod
+
 from venturi.worker import Context, Outcome
 
 from versions.tasks import SendReceipt, SendReceiptCarry
@@ -17,6 +19,7 @@ State = object
 
 
 class SendReceiptHandler(SendReceiptHandlerBase[State]):
+    @abstractmethod  # remove this line once handle is written: until then no worker registers it
     async def handle(
         self, task: SendReceipt, ctx: Context[SendReceiptCarry], state: State
     ) -> Outcome[None]:

@@ -14,6 +14,7 @@ One handler base class per task, with the exact ``handle`` signature, and
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -30,10 +31,10 @@ class SendReceiptHandlerBase(Handler[tasks.SendReceipt, tasks.SendReceiptCarry, 
 
     TASK = tasks.SendReceipt
 
+    @abstractmethod
     async def handle(
         self, task: tasks.SendReceipt, ctx: Context[tasks.SendReceiptCarry], state: S
-    ) -> Outcome[None]:
-        raise NotImplementedError("SendReceiptHandler.handle is not implemented")
+    ) -> Outcome[None]: ...
 
 
 class PruneCartsHandlerBase(Handler[tasks.PruneCarts, NoCarry, S]):
@@ -41,10 +42,10 @@ class PruneCartsHandlerBase(Handler[tasks.PruneCarts, NoCarry, S]):
 
     TASK = tasks.PruneCarts
 
+    @abstractmethod
     async def handle(
         self, task: tasks.PruneCarts, ctx: Context[NoCarry], state: S
-    ) -> Outcome[None]:
-        raise NotImplementedError("PruneCartsHandler.handle is not implemented")
+    ) -> Outcome[None]: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,7 +56,7 @@ class Handlers(Generic[S]):
     prune_carts: PruneCartsHandlerBase[S]
 
 
-_BASES: dict[str, type[Handler[Any, Any, Any]]] = {
+_BASES: dict[str, type[Any]] = {
     "send_receipt": SendReceiptHandlerBase,
     "prune_carts": PruneCartsHandlerBase,
 }

@@ -1,4 +1,7 @@
-"""One thread that makes every SQLite call of an ``AsyncSqliteStorage``, off the event loop.
+"""Daemon threads that run blocking calls for a coroutine: SQLite's, and sync handlers'.
+
+``AsyncSqliteStorage`` runs every SQLite call on one thread of its own; a
+worker runs its sync handlers (``def handle``) on a bounded set of them.
 
 ``sqlite3`` has no asynchronous interface: each call blocks its thread until
 SQLite answers, and a write waits as long as another process holds the
@@ -8,7 +11,7 @@ server on SQLite answered no request while another process held the lock.
 
 Here each call is queued to a thread of the storage's own and the coroutine
 awaits its result, so the loop goes on serving while SQLite works or waits.
-One thread per storage, not a pool: the storage has one connection, whose
+For SQLite, one thread per storage: the storage has one connection, whose
 calls are serialised anyway, and a thread that is already running costs a
 queue put and one wake-up of the loop per call (tens of microseconds, against
 an fsync of hundreds). asyncio's default executor would do the same work,
@@ -16,9 +19,11 @@ but it is shared with ``asyncio.to_thread`` users, so the application's own
 blocking calls could keep every thread busy and queue the database behind
 them.
 
-A call whose awaiting coroutine is cancelled still runs to its end in the
+A call whose awaiting coroutine is cancelled still runs to its end in its
 thread (an SQLite statement cannot be interrupted halfway into a
-transaction); its result is dropped.
+transaction, and Python cannot stop a thread); its result is dropped. The
+threads are daemons: a sync handler stuck in a call that never returns must
+not keep a worker process alive once it has drained.
 """
 
 from __future__ import annotations
@@ -46,21 +51,22 @@ def _deliver(future: asyncio.Future[Any], result: Any, error: BaseException | No
         future.set_result(result)
 
 
-class DbThread:
-    """Runs callables one at a time on a daemon thread started at the first call."""
+class Threads:
+    """Runs callables on ``size`` daemon threads, started at the first call."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, size: int = 1) -> None:
         self._name = name
+        self._size = size
         self._calls: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
+        self._threads: list[threading.Thread] = []
         self._pid = os.getpid()
         self._closed = False
         self._start_lock = threading.Lock()
 
     async def run(self, fn: Callable[[], T]) -> T:
-        """``fn()`` on the thread; its result (or exception) here."""
+        """``fn()`` on one of the threads; its result (or exception) here."""
         if self._closed:
-            raise StorageClosed("this SQLite storage is closed; open a new queue or storage")
+            raise StorageClosed(f"{self._name} is closed; open a new queue, storage or worker")
         self._ensure_thread()
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
@@ -68,17 +74,18 @@ class DbThread:
         return await future
 
     def _ensure_thread(self) -> None:
-        if self._thread is not None and self._pid == os.getpid():
+        if self._threads and self._pid == os.getpid():
             return
         with self._start_lock:
-            if self._pid != os.getpid():  # forked: the parent's thread does not exist here
+            if self._pid != os.getpid():  # forked: the parent's threads do not exist here
                 self._calls = queue.SimpleQueue()
-                self._thread = None
+                self._threads = []
                 self._pid = os.getpid()
-            if self._thread is None:
-                thread = threading.Thread(target=self._serve, name=self._name, daemon=True)
+            while len(self._threads) < self._size:
+                name = self._name if self._size == 1 else f"{self._name}-{len(self._threads)}"
+                thread = threading.Thread(target=self._serve, name=name, daemon=True)
                 thread.start()
-                self._thread = thread
+                self._threads.append(thread)
 
     def _serve(self) -> None:
         calls = self._calls
@@ -99,14 +106,17 @@ class DbThread:
                 pass
             del item, fn, loop, future, result, error
 
-    async def close(self, last: Callable[[], None]) -> None:
-        """Run ``last`` (closing the connection) on the thread, then stop the thread."""
+    async def close(self, last: Callable[[], None] | None = None) -> None:
+        """Run ``last`` (closing a connection) on a thread, then stop the threads. Calls
+        still running go on to their end; nothing waits for them."""
         if self._closed:
             return
         try:
-            await self.run(last)
+            if last is not None:
+                await self.run(last)
         finally:
             self._closed = True
-            if self._thread is not None and self._pid == os.getpid():
-                self._calls.put(_STOP)
-                self._thread = None
+            if self._pid == os.getpid():
+                for _ in self._threads:
+                    self._calls.put(_STOP)
+            self._threads = []
