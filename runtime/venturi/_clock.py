@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 #: The latest run time (and retention horizon) venturi stores. Python's datetimes end
 #: with 9999, and SQLite keeps times as float seconds, which round the last moments of
@@ -14,6 +14,7 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-def capped(moment: datetime) -> datetime:
-    """``moment``, or ``LATEST_RUN_AT`` if it is later."""
-    return moment if moment <= LATEST_RUN_AT else LATEST_RUN_AT
+def later(moment: datetime, delta: timedelta) -> datetime:
+    """``moment + delta``, or ``LATEST_RUN_AT`` if that is later (no OverflowError): a pause,
+    retry or retention that long means "not before the end of stored time"."""
+    return moment + delta if delta < LATEST_RUN_AT - moment else LATEST_RUN_AT

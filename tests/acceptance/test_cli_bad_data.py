@@ -173,3 +173,16 @@ def test_the_worker_runs_the_healthy_jobs_and_ends_the_bad_ones(database: str, t
     codes = {name: jobs[ids[name]].error_code for name in ("not_json", "deep")}
     assert codes == {"not_json": "payload_decode_error", "deep": "payload_decode_error"}
     # A task without carry never reads its stored carry: that job runs.
+
+
+def test_queues_and_bulk_cancel_and_retry_carry_on(database: str) -> None:
+    ids = _bad_rows(database)
+    _no_traceback(run_cli("queues", "list", database=database))
+    _no_traceback(run_cli("queues", "list", "--json", database=database))
+    _no_traceback(run_cli("jobs", "cancel", "--all", database=database))
+    with Queue(database, migrate=False) as queue:
+        assert queue.get(ids["not_json"]).state is JobState.CANCELLED
+        assert queue.get(ids["deep"]).state is JobState.CANCELLED
+    _no_traceback(run_cli("jobs", "retry", "--all", database=database))
+    with Queue(database, migrate=False) as queue:
+        assert queue.get(ids["not_json"]).state is JobState.PENDING

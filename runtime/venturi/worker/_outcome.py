@@ -58,20 +58,36 @@ class Outcome(Generic[O_co]):
     @staticmethod
     def completed_with(note: str, output: object = None) -> Outcome[object]:
         """The job is done; ``note`` says what the run concluded."""
-        return Outcome(OutcomeKind.COMPLETED, note=note, output=output)
+        return Outcome(OutcomeKind.COMPLETED, note=_text("note", note), output=output)
 
     @staticmethod
     def pause_in(resume_in: timedelta) -> Outcome[Never]:
-        """Not a failure: back to pending, eligible again after ``resume_in``; carry persisted."""
-        if resume_in < timedelta(0):
-            raise ValueError("resume_in must not be negative")
-        return Outcome(OutcomeKind.PAUSE, resume_in=resume_in)
+        """Not a failure: back to pending, eligible again after ``resume_in``; carry persisted.
+
+        A pause past the latest time venturi stores (9999-01-01) resumes then."""
+        return Outcome(OutcomeKind.PAUSE, resume_in=_delay("resume_in", resume_in))
 
     @staticmethod
     def pause_in_with(resume_in: timedelta, note: str) -> Outcome[Never]:
-        if resume_in < timedelta(0):
-            raise ValueError("resume_in must not be negative")
-        return Outcome(OutcomeKind.PAUSE, note=note, resume_in=resume_in)
+        return Outcome(
+            OutcomeKind.PAUSE, note=_text("note", note), resume_in=_delay("resume_in", resume_in)
+        )
+
+
+def _text(what: str, value: object) -> str:
+    """A note, code or message, checked where the handler builds it: a value of another
+    type would otherwise fail only when the result is written, far from its cause."""
+    if not isinstance(value, str):
+        raise TypeError(f"{what} must be a str, got {type(value).__qualname__}")
+    return value
+
+
+def _delay(what: str, value: object) -> timedelta:
+    if not isinstance(value, timedelta):
+        raise TypeError(f"{what} must be a timedelta, got {type(value).__qualname__}")
+    if value < timedelta(0):
+        raise ValueError(f"{what} must not be negative")
+    return value
 
 
 _COMPLETED: Outcome[None] = Outcome(OutcomeKind.COMPLETED)
@@ -93,10 +109,13 @@ class TaskError(Exception):
         retry_in: timedelta | None = None,
     ) -> None:
         super().__init__(message)
-        if not code:
+        if not _text("code", code):
             raise ValueError("a TaskError needs a non-empty code")
+        _text("message", message)
         if permanent and retry_in is not None:
             raise ValueError("a permanent error cannot be retried")
+        if retry_in is not None:
+            _delay("retry_in", retry_in)
         self.code = code
         self.message = message
         self.is_permanent = permanent

@@ -17,6 +17,7 @@ from typing import Any, Final
 
 from venturi import codec
 from venturi._backoff import Backoff
+from venturi._clock import later
 from venturi._journal import JournalEntry, JournalEvent
 from venturi._storable import MAX_MESSAGE_CHARS, bounded
 from venturi.storage._expiry import returned_result
@@ -208,7 +209,7 @@ def resolve_batch(ends: list[RunEnd], *, now: datetime, policy: Policy) -> list[
             retention = reg.retention
             purge = purge_after.get(retention)
             if purge is None:
-                purge = purge_after[retention] = now + _retention(reg, policy)
+                purge = purge_after[retention] = later(now, _retention(reg, policy))
             # Every field positionally: a NamedTuple built with a keyword costs ~0.4 µs more.
             append(
                 RunResult(
@@ -273,7 +274,7 @@ def _completed(
         note,
         attachment,
         output=output,
-        purge_after=now + _retention(end.reg, policy),
+        purge_after=later(now, _retention(end.reg, policy)),
     )
 
 
@@ -288,7 +289,7 @@ def _paused(end: RunEnd, outcome: Outcome[Any], now: datetime, attachment: Any) 
         note,
         attachment,
         carry=encode_carry(end),
-        run_at=now + resume_in,
+        run_at=later(now, resume_in),
     )
 
 
@@ -333,7 +334,7 @@ def _failed(
             attachment,
             code=code,
             message=message,
-            purge_after=now + _retention(end.reg, policy),
+            purge_after=later(now, _retention(end.reg, policy)),
         )
     if retry_in is None:
         backoff = end.backoff or policy.backoff
@@ -351,7 +352,7 @@ def _failed(
         message,
         attachment,
         carry=carry,
-        run_at=now + retry_in,
+        run_at=later(now, retry_in),
         code=code,
         message=message,
     )
