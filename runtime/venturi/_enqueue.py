@@ -113,10 +113,24 @@ def _checked_class(cls: type[Task[Any]], queue: str | None) -> tuple[str, str, s
 _CLASS_FACTS: dict[type[Any], tuple[str, str, str]] = {}
 
 
+#: The longest kind or queue name (as the declarations' schema allows): both travel in
+#: indexes and in PostgreSQL's NOTIFY payloads, which bound their size.
+MAX_NAME_CHARS = 200
+#: The longest dedup or concurrency key, in UTF-8 bytes: keys live in btree indexes,
+#: whose entries PostgreSQL caps at about 2.7 kB (a longer key failed its enqueue there,
+#: or every claim of its queue).
+MAX_KEY_BYTES = 1000
+
+
 def _check_text(text: str, what: str) -> None:
     problem = text_problem(text)
     if problem is not None:
         raise ConfigurationError(f"{what} {text!r} {problem}; no database can store it")
+    if len(text) > MAX_NAME_CHARS:
+        raise ConfigurationError(
+            f"{what} {text[:40]!r}... is {len(text)} characters long, above the limit of "
+            f"{MAX_NAME_CHARS}"
+        )
 
 
 def _key(value: Any, what: str) -> str | None:
@@ -125,11 +139,18 @@ def _key(value: Any, what: str) -> str | None:
         return None
     if not isinstance(value, str):
         raise CodecError(what, f"must be a string or None, got {type(value).__name__}")
-    if value.isascii() and NUL not in value:  # the common case: nothing more to check
-        return value
+    if value.isascii() and NUL not in value and len(value) <= MAX_KEY_BYTES:
+        return value  # the common case: nothing more to check
     problem = text_problem(value)
     if problem is not None:
         raise CodecError(what, f"{value!r} {problem}; no database can store it")
+    size = len(value.encode("utf-8"))
+    if size > MAX_KEY_BYTES:
+        raise CodecError(
+            what,
+            f"{value[:40]!r}... is {size} bytes in UTF-8, above the limit of {MAX_KEY_BYTES}; "
+            "key on fewer fields, or on a hash of a long one",
+        )
     return value
 
 

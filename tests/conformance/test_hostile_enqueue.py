@@ -109,6 +109,19 @@ CASES = {
         Note(), ConfigurationError, r"^queue must be a string, got int", (("queue", 7),)
     ),
     "NUL in a KIND": Case(NulKind(), ConfigurationError, r"^NulKind\.KIND .* NUL character"),
+    # PostgreSQL caps index entries (~2.7 kB) and NOTIFY payloads (8 kB); SQLite refuses too.
+    "a dedup key too long for an index": Case(
+        Note(key="".join(chr(0x4E00 + (i * 7919) % 20000) for i in range(400))),
+        CodecError,
+        r"^dedup key: .* is 1200 bytes in UTF-8, above the limit of 1000",
+    ),
+    "a concurrency key too long for an index": Case(
+        Note(lock="k" * 1001), CodecError, r"^concurrency key: .* above the limit of 1000"
+    ),
+    "a queue name too long": Case(
+        Note(), ConfigurationError, r"^queue .* 201 characters long, above the limit of 200",
+        (("queue", "q" * 201),),
+    ),
 }
 
 
@@ -152,6 +165,8 @@ async def test_the_values_beside_the_refusals_are_stored(backend: Backend) -> No
     # The payload object, the tree, 48 levels of array and object, the last empty array:
     # 99 levels, within the cap of 100.
     deep = queue.enqueue(Note(tree=chain(48)))
+    longest = queue.enqueue(Note(key="k" * 1000, lock="é" * 500), queue="q" * 200)
+    assert queue.get(longest.job_id).queue == "q" * 200
     assert queue.get(first.job_id).payload == Note(text="a\x00b", key="k\u00e9y")
     assert queue.get(first.job_id).run_at == dt.datetime.min.replace(tzinfo=dt.UTC)
     assert queue.get(last.job_id).run_at == dt.datetime(9998, 12, 31, tzinfo=dt.UTC)
