@@ -42,6 +42,8 @@ def _tool_table(path: Path) -> dict[str, object] | None:
         raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: not UTF-8 (byte {exc.start})") from None
     table = document.get("tool", {}).get("venturi")
     return table if isinstance(table, dict) else None
 
@@ -85,5 +87,11 @@ def expand(config: Config) -> list[Path]:
                 f"[tool.venturi] inputs: {pattern!r} reaches outside the project {config.root}; "
                 "declaration files belong inside it (list the project's own files)"
             )
-        found.update(path for path in config.root.glob(pattern) if path.is_file())
+        try:
+            found.update(path for path in config.root.glob(pattern) if path.is_file())
+        except (ValueError, IndexError):  # pathlib's words for "", ".", "x/.."
+            raise ConfigError(
+                f"[tool.venturi] inputs: {pattern!r} is not a glob pattern of files "
+                "(like \"apps/*/tasks.venturi.yaml\")"
+            ) from None
     return sorted(found)

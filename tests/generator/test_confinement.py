@@ -253,3 +253,27 @@ def test_the_writer_checks_confinement_again_right_before_writing(tmp_path: Path
         writer.write_all(changes, project)
     assert raised.value.staged is False
     assert _tree(outside) == [] and _tree(project) == ["late"]
+
+
+@pytest.mark.parametrize(
+    ("inputs", "message"),
+    [
+        ('[""]', "[tool.venturi] inputs: '' is not a glob pattern of files"),
+        ('["."]', "[tool.venturi] inputs: '.' is not a glob pattern of files"),
+        ('["a\\u0000b"]', "[tool.venturi] inputs: 'a\\x00b' contains a NUL character"),
+    ],
+)
+def test_unusable_input_patterns_are_usage_errors(inside: tuple[Project, Path], inputs: str, message: str) -> None:
+    project, _ = inside
+    project.write("pyproject.toml", f"[tool.venturi]\ninputs = {inputs}\n")
+    result = project.gen()
+    assert result.code == 2
+    assert result.err.startswith(f"venturi-gen: error: {message}"), result.err
+
+
+def test_a_pyproject_that_is_not_utf8_is_a_usage_error(inside: tuple[Project, Path]) -> None:
+    project, _ = inside
+    (project.root / "pyproject.toml").write_bytes(b'[tool.venturi]\ninputs = ["\xff"]\n')
+    result = project.gen()
+    assert result.code == 2
+    assert result.err == f"venturi-gen: error: {project.root / 'pyproject.toml'}: invalid TOML: not UTF-8 (byte 26)\n"
