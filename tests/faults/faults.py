@@ -70,43 +70,42 @@ def _wait_stopped(member: Member) -> None:
     raise AssertionError(f"worker {member.pid} did not stop")
 
 
+def _freeze_one(run: FaultRun, *, holding_lock: bool | None) -> Member:
+    """Freeze a random worker; on SQLite, retry until it does (or does not) hold the
+    write lock at that moment, as asked, so each fault is one situation, not a mix."""
+    target = run.target
+    for _ in range(5000):
+        victim = run.fleet.pick(run.rng)
+        run.fleet.freeze(victim)
+        _wait_stopped(victim)
+        if holding_lock is None or not isinstance(target, SqliteTarget):
+            return victim
+        if (target.write_lock_holder() == victim.pid) == holding_lock:
+            return victim
+        run.fleet.resume(victim)
+        time.sleep(run.rng.uniform(0, 0.005))
+    raise AssertionError(f"never froze a worker with holding_lock={holding_lock}")
+
+
 def _freeze(run: FaultRun) -> Disruption:
-    victim = run.fleet.pick(run.rng)
-    jobs = run.target.running(victim.pid)
+    """SIGSTOP a worker past its lease (on SQLite: not while it holds the write lock)."""
     started = time.monotonic()
-    run.fleet.freeze(victim)
-    _wait_stopped(victim)
+    victim = _freeze_one(run, holding_lock=False)
+    jobs = run.target.running(victim.pid)
     time.sleep(FREEZE_S)
     run.fleet.resume(victim)
     return Disruption(jobs, started, time.monotonic())
 
 
 def _freeze_holding_the_write_lock(run: FaultRun) -> Disruption:
-    """SQLite: stop a worker at a moment it holds the database's write lock (retried
-    until it does), so that no other worker can write while it is frozen."""
-    target = run.target
-    assert isinstance(target, SqliteTarget)
-    for _ in range(2000):
-        victim = run.fleet.pick(run.rng)
-        run.fleet.freeze(victim)
-        _wait_stopped(victim)
-        # Held three times over 60 ms: the frozen worker has it (others hold it for a ms or so).
-        if target.holds_write_lock() and _held_after(target, 0.03) and _held_after(target, 0.03):
-            break
-        run.fleet.resume(victim)
-        time.sleep(run.rng.uniform(0, 0.01))
-    else:
-        raise AssertionError("never caught a worker holding the write lock")
-    jobs = target.running()  # every worker's: none of them can write now
+    """SQLite: SIGSTOP a worker at a moment it holds the database's write lock, so
+    that no other worker can write while it is frozen."""
     started = time.monotonic()
+    victim = _freeze_one(run, holding_lock=True)
+    jobs = run.target.running()  # every worker's: none of them can write now
     time.sleep(FREEZE_S)
     run.fleet.resume(victim)
     return Disruption(jobs, started, time.monotonic())
-
-
-def _held_after(target: SqliteTarget, delay: float) -> bool:
-    time.sleep(delay)
-    return target.holds_write_lock()
 
 
 def _term_storm(run: FaultRun) -> Disruption:
@@ -193,7 +192,8 @@ FAULTS = (
     Fault("kill", "SIGKILL a random worker, start a replacement", BOTH, _kill),
     Fault(
         "freeze",
-        f"SIGSTOP a random worker for {FREEZE_S:g} s (twice its lease), then SIGCONT",
+        f"SIGSTOP a random worker for {FREEZE_S:g} s (twice its lease), then SIGCONT "
+        "(on SQLite: at a moment it does not hold the write lock)",
         BOTH,
         _freeze,
     ),

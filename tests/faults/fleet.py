@@ -69,9 +69,10 @@ class Fleet:
     terminated: list[Member] = field(default_factory=list)  # draining or drained
 
     def start(self, count: int = 1) -> list[Member]:
-        started = []
+        started: list[Member] = []
         for _ in range(count):
-            log = self.directory / f"worker-{len(self.members) + len(self.terminated)}.log"
+            number = len(self.members) + len(self.terminated) + len(started)
+            log = self.directory / f"worker-{number}.log"
             with log.open("wb") as err:  # the child keeps its own descriptor
                 proc = subprocess.Popen(
                     [*cli_command("worker", APP, "--database", self.url), *OPTIONS],

@@ -74,7 +74,8 @@ class Row:
             f"{self.extra_executions} (finished runs redone {self.finished_redone}), "
             f"left running {self.left_running}; recovery max {worst:.2f} s "
             f"(each: {', '.join(f'{r:.2f}' for r in self.recovery_s)}), longest stall "
-            f"{self.longest_stall_s:.2f} s, run {self.elapsed_s:.1f} s, seed {self.seed}"
+            f"{self.longest_stall_s:.2f} s, run {self.elapsed_s:.1f} s, seed {self.seed}; "
+            f"worker events {self.events}"
         )
 
 

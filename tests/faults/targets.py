@@ -108,20 +108,25 @@ class SqliteTarget:
         )
         return out  # no lock rows to count: on SQLite a running job is its own lock
 
-    def holds_write_lock(self) -> bool:
-        """Whether some connection holds the write lock now (probed without waiting)."""
-        probe = sqlite3.connect(self.path, isolation_level=None, timeout=0)
+    def write_lock_holder(self) -> int | None:
+        """The pid of the process holding the database's write lock, or None.
+
+        In WAL mode the write lock is a POSIX lock on byte 120 of the ``-shm``
+        file (SQLite's ``WAL_WRITE_LOCK``); ``/proc/locks`` names its owner. Read
+        without touching the database, so the probe never takes the lock itself.
+        """
         try:
-            probe.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            if exc.sqlite_errorcode in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
-                return True
-            raise
-        else:
-            probe.execute("ROLLBACK")
-            return False
-        finally:
-            probe.close()
+            inode = (self.path.parent / (self.path.name + "-shm")).stat().st_ino
+        except FileNotFoundError:
+            return None
+        for line in Path("/proc/locks").read_text().splitlines():
+            fields = line.split()
+            if "->" in fields:  # a process waiting for the lock, not holding it
+                continue
+            if fields[1:4] == ["POSIX", "ADVISORY", "WRITE"] and fields[6:8] == ["120", "120"]:
+                if int(fields[5].rsplit(":", 1)[1]) == inode:
+                    return int(fields[4])
+        return None
 
     def close(self) -> None:
         if self._conn is not None:
