@@ -155,6 +155,20 @@ async def test_a_job_handed_back_before_it_started_is_returned_not_run(backend: 
     assert (again.id, again.run_count) == (job.id, 1)
 
 
+async def test_a_reclaim_that_could_only_start_late_takes_nothing(backend: Backend) -> None:
+    # A pass asked at `now` that got to run only seconds later waited for a write
+    # lock or a connection; the leases' owners were held up by the same wait, so
+    # it leaves their leases alone. The next pass, asked afresh, takes them.
+    past = utcnow() - timedelta(minutes=2)
+    await backend.storage.enqueue([request(Plain(1), run_at=past)])
+    [job] = await backend.storage.claim(claim_request(lease=LEASE), now=past)
+    assert job.lease_expires_at < utcnow() - timedelta(minutes=1)
+    asked = utcnow() - timedelta(seconds=5)
+    assert await backend.storage.reclaim_expired(now=asked, limit=10, max_failures=None) == 0
+    assert (await backend.storage.get(job.id)).state is JobState.RUNNING  # type: ignore[union-attr]
+    assert await backend.storage.reclaim_expired(now=utcnow(), limit=10, max_failures=None) == 1
+
+
 async def test_backstop_sends_the_job_to_dead(backend: Backend) -> None:
     [job] = await claim_n(backend, 1)
     at = job.lease_expires_at + timedelta(seconds=1)

@@ -90,3 +90,35 @@ async def test_cancel_fences_a_running_job_and_tells_its_handler(db: Path, queue
     assert info.state is JobState.CANCELLED
     assert [entry.event for entry in info.journal] == [JournalEvent.CANCELLED]
     assert info.carry.n == 0  # the dropped run's checkpoint was never written
+
+
+async def test_finished_results_wait_out_a_database_locked_past_every_retry(
+    db: Path, queue: Queue
+) -> None:
+    # Another process holds the write lock (frozen while writing, say) far longer than
+    # the worker's lock wait times its write attempts: the finished result is kept and
+    # written once the lock is free, not given up to be run again after the lease.
+    import sqlite3
+
+    job_id = queue.enqueue(Gated()).job_id
+    probe = Probe()
+    storage = AsyncSqliteStorage(SqliteStorage(str(db), max_lock_wait=timedelta(milliseconds=100)))
+    worker: Worker[Probe] = Worker(probe, storage, config=fast_config(lease_duration=30))
+    worker.register(GatedHandler())
+    task = asyncio.create_task(worker.run())
+    try:
+        await asyncio.wait_for(probe.started.wait(), 5)
+        holder = sqlite3.connect(db, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        probe.gate.set()  # the run ends while nobody but the holder can write
+        await asyncio.sleep(6)  # five attempts with back-off take about 3.5 s
+        assert queue.get(job_id).state is JobState.RUNNING
+        holder.execute("ROLLBACK")
+        holder.close()
+        info = await eventually(state_is(queue, job_id, JobState.COMPLETED), timeout=10)
+    finally:
+        stats = await stop(worker, task)
+        await storage.close()
+    assert (info.run_count, info.journal[-1].note) == (1, "gated run 1")
+    assert probe.runs == [(job_id, 1)]
+    assert stats.completed == 1

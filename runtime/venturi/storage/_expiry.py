@@ -9,18 +9,35 @@ through the same fenced path as a worker's own results.
 A reclaimed job keeps its ``run_at``, and so its place in line: it was due
 when its lost run was claimed, so it runs again ahead of the jobs enqueued
 since, instead of waiting behind the whole backlog a crash left behind.
+
+A reclaim pass that could only start long after it was asked (its ``now``)
+reclaims nothing: it waited for SQLite's write lock, held by another process,
+or for an unreachable server, and whatever held it up held up the leases'
+owners too. Their leases ran out because they could not renew them, not
+because they vanished; taking them the moment the wait ends would throw away
+the work they finished meanwhile. The worker asks again at its next pass,
+after they had time to renew (``venturi.worker._holdups``).
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from venturi._clock import utcnow
 from venturi._failures import FailureCode
 from venturi._journal import JournalEntry, JournalEvent
 from venturi.storage._types import Resolution, RunResult
 
 LEASE_EXPIRED = FailureCode.LEASE_EXPIRED.value
 BACKSTOP_REACHED = FailureCode.BACKSTOP_REACHED.value
+
+#: A reclaim pass that starts later than this after its ``now`` does nothing.
+RECLAIM_START_WINDOW = timedelta(seconds=1)
+
+
+def started_too_late(now: datetime) -> bool:
+    """Whether a reclaim asked at ``now`` only got to run after a long wait (see above)."""
+    return utcnow() - now > RECLAIM_START_WINDOW
 
 
 def expired_lease_result(

@@ -251,7 +251,12 @@ class AsyncStorage(Protocol):
     ) -> int:
         """Return running jobs whose lease expired to pending (a failure, code
         ``lease_expired``), or to dead once ``max_failures`` is reached. A job never
-        marked as started (see ``finish``) goes back ``RETURNED``: no run, no failure."""
+        marked as started (see ``finish``) goes back ``RETURNED``: no run, no failure.
+
+        ``now`` is the caller's clock when it asked. A pass that can only start more
+        than ``RECLAIM_START_WINDOW`` (1 s) later — it waited for a write lock or a
+        connection — reclaims nothing and returns 0: the wait that held it up most
+        likely kept the leases' owners from renewing them (``storage/_expiry.py``)."""
         ...
 
     async def pending_counts_by_kind(self) -> dict[str, int]:

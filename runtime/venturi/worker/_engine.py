@@ -12,12 +12,17 @@ Shutdown drains: claiming stops, jobs claimed but not started are handed
 back at once (``returned``: not a run), running handlers see ``ctx.is_cancelled()``, and those still
 running at the drain deadline are cancelled and handed back (``released``),
 so no job waits for a lease to expire because its worker stopped politely.
+
+After a hold-up (``_holdups``: the process frozen, the event loop blocked, the
+database out of reach) the worker confirms its leases with a heartbeat before
+starting another job, and its reclaimer waits for peers to renew theirs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections import deque
 from datetime import timedelta
 from typing import Any, Final
@@ -32,6 +37,7 @@ from venturi.worker._config import WorkerConfig, seconds
 from venturi.worker._context import Context
 from venturi.worker._execute import execute
 from venturi.worker._flusher import Flusher
+from venturi.worker._holdups import HoldUps
 from venturi.worker._leases import LeaseTable, heartbeat_once
 from venturi.worker._maintenance import Maintenance
 from venturi.worker._registry import Registry
@@ -42,6 +48,9 @@ log = logging.getLogger("venturi.worker")
 
 #: How long cancelled handlers get to unwind after the drain deadline.
 CANCEL_GRACE_S: Final = 1.0
+#: A failed heartbeat is tried again this soon (or at the interval, if shorter): the
+#: leases it keeps are what a peer's reclaimer must not find expired once it ends.
+HEARTBEAT_RETRY_S: Final = 1.0
 
 
 class Engine:
@@ -71,8 +80,14 @@ class Engine:
             linger=seconds(config.flush_linger),
         )
         aliases = {alias: entry.kind for alias, entry in registry.aliases.items()}
+        lease_s = seconds(config.lease_duration)
+        heartbeat_s = seconds(config.heartbeat_interval)
+        self._lease = timedelta(seconds=lease_s)
+        self.holdups = HoldUps(threshold_s=(lease_s - heartbeat_s) / 2, grace_s=heartbeat_s)
+        self._confirm_lock = asyncio.Lock()
+        self._confirm_started = -math.inf
         self._maintenance = Maintenance(
-            storage, config, self.stats, frozenset(registry.kinds), aliases
+            storage, config, self.stats, frozenset(registry.kinds), aliases, self.holdups
         )
         self.capacity = Capacity()
         notify = storage.capabilities.listen_notify and hasattr(storage, "wait_for_work")
@@ -141,8 +156,9 @@ class Engine:
         flusher = asyncio.create_task(self.flusher.run(), name="venturi-flusher")
         heartbeat = asyncio.create_task(self._heartbeat_loop(), name="venturi-heartbeat")
         upkeep = asyncio.create_task(self._maintenance.run(), name="venturi-maintenance")
+        holdups = asyncio.create_task(self.holdups.watch(), name="venturi-holdups")
         stop = asyncio.create_task(self._stop_requested.wait())
-        watched = [stop, claimer, flusher, heartbeat, upkeep, *consumers]
+        watched = [stop, claimer, flusher, heartbeat, upkeep, holdups, *consumers]
         done, _ = await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
         crashed = [t for t in done if t is not stop and not t.cancelled() and t.exception()]
         for task in crashed:
@@ -157,6 +173,7 @@ class Engine:
             await self._drain(claimer, consumers, flusher, heartbeat, upkeep)
         finally:
             stop.cancel()
+            holdups.cancel()
         if crashed:
             error = crashed[0].exception()
             assert error is not None
@@ -282,6 +299,7 @@ class Engine:
         contexts = self._contexts
         lost = self.leases.lost
         ended = self.capacity.ended
+        holdups = self.holdups
         while True:
             if jobs:
                 job = jobs.popleft()
@@ -290,6 +308,8 @@ class Engine:
                 if next_job is None:
                     return
                 job = next_job
+            if holdups.check():
+                await self._confirm_leases()
             if lost and job.id in lost:
                 self._skip_lost(job)
                 continue
@@ -316,20 +336,50 @@ class Engine:
 
     async def _heartbeat_loop(self) -> None:
         interval = seconds(self._config.heartbeat_interval)
-        duration = timedelta(seconds=seconds(self._config.lease_duration))
+        delay = interval
         while True:
-            await asyncio.sleep(interval)
-            try:
-                lost = await heartbeat_once(
-                    self._storage, self.leases, lease_duration=duration, now=utcnow()
-                )
-            except Exception:
-                log.exception(
-                    "heartbeat failed; retrying at the next interval", extra={"event": "heartbeat_error"}
-                )
-                continue
-            for job in lost:
-                self.on_lease_lost(job)
+            await asyncio.sleep(delay)
+            self.holdups.check()
+            delay = interval if await self._heartbeat() else min(interval, HEARTBEAT_RETRY_S)
+
+    async def _heartbeat(self) -> bool:
+        """Extend every held lease once; tell the runs whose lease is gone. False: failed."""
+        holdups = self.holdups
+        started = holdups.now()
+        try:
+            lost = await heartbeat_once(
+                self._storage, self.leases, lease_duration=self._lease, now=utcnow()
+            )
+        except Exception:
+            holdups.held_up(leases=False)
+            log.exception(
+                "heartbeat failed; retrying in %g s",
+                min(seconds(self._config.heartbeat_interval), HEARTBEAT_RETRY_S),
+                extra={"event": "heartbeat_error"},
+            )
+            return False
+        holdups.took(holdups.now() - started)
+        holdups.confirmed(started)
+        for job in lost:
+            self.on_lease_lost(job)
+        return True
+
+    async def _confirm_leases(self) -> None:
+        """Held up: learn which claimed jobs are still ours before starting another.
+
+        One heartbeat serves every consumer that asked before it began; a job whose
+        lease it finds lost is then skipped instead of run for nothing."""
+        asked = self.holdups.now()
+        async with self._confirm_lock:
+            if not self.holdups.suspect or self._confirm_started >= asked:
+                return
+            self._confirm_started = self.holdups.now()
+            log.info(
+                "this worker was held up for a while: confirming its leases before it "
+                "starts more jobs",
+                extra={"event": "held_up"},
+            )
+            await self._heartbeat()
 
 
 __all__ = ["Engine"]

@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 
 from venturi._clock import utcnow
-from venturi.errors import VenturiError
+from venturi.errors import BackendUnavailable, VenturiError
 from venturi.storage._protocol import AsyncStorage
 from venturi.storage._types import ClaimedJob, Resolution, RunResult
 from venturi.worker._isolate import finish_isolating
@@ -36,7 +36,8 @@ from venturi.worker._stats import WorkerStats
 
 log = logging.getLogger("venturi.worker")
 
-#: Attempts at writing one batch before giving it up to lease expiry.
+#: Attempts at writing one batch before giving it up to lease expiry (while the
+#: worker runs, an unavailable database does not count: the results wait for it).
 WRITE_ATTEMPTS = 5
 
 
@@ -191,16 +192,23 @@ class Flusher:
         """
         finish = self._finish_part(now, started)
         delay = 0.05
-        for attempt in range(1, WRITE_ATTEMPTS + 1):
+        failures = 0
+        while True:
             try:
                 return results, await finish(results)
-            except VenturiError:  # unavailable, closed, or without its schema: not the data
-                if attempt == WRITE_ATTEMPTS:
+            except VenturiError as exc:  # unavailable, closed, or without its schema: not the data
+                # The database out of reach (a lock held by a frozen process, a server
+                # down) is no reason to give finished work up: it is kept and offered
+                # again until the database is back, and the lease fence then decides
+                # whether each result still counts. Only a draining worker stops trying.
+                if not isinstance(exc, BackendUnavailable) or self._closing:
+                    failures += 1
+                if failures >= WRITE_ATTEMPTS:
                     log.exception(
                         "could not write %d run results after %d attempts; their leases will "
                         "expire and the jobs run again",
                         len(results),
-                        attempt,
+                        failures,
                         extra={"event": "finish_error"},
                     )
                     return None
@@ -220,7 +228,6 @@ class Flusher:
                     )
                     return None
                 return await finish_isolating(finish, results, exc, now)
-        return None
 
     def _finish_part(
         self, now: datetime, started: list[tuple[str, str]]

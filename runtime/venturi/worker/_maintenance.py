@@ -7,18 +7,22 @@ worked off.
 Every worker does its share, in bounded batches, so a backlog of expired
 leases or finished jobs is worked off in small transactions that never hold
 the database for long. Errors are logged and retried at the next period:
-upkeep must never stop the worker.
+upkeep must never stop the worker. After a hold-up of this worker the
+reclaimer waits a heartbeat interval (``_holdups``): the leases that expired
+meanwhile most likely belong to peers held up by the same thing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping
 
 from venturi._clock import utcnow
 from venturi.storage._protocol import AsyncStorage
 from venturi.worker._config import WorkerConfig, seconds
+from venturi.worker._holdups import HoldUps
 from venturi.worker._stats import WorkerStats
 
 log = logging.getLogger("venturi.worker")
@@ -27,12 +31,22 @@ log = logging.getLogger("venturi.worker")
 MAX_BATCHES_PER_PASS = 10
 
 
-async def reclaim_expired(storage: AsyncStorage, config: WorkerConfig, stats: WorkerStats) -> int:
+async def reclaim_expired(
+    storage: AsyncStorage,
+    config: WorkerConfig,
+    stats: WorkerStats,
+    holdups: HoldUps | None = None,
+) -> int:
     total = 0
     for _ in range(MAX_BATCHES_PER_PASS):
+        started = time.monotonic()
         count = await storage.reclaim_expired(
             now=utcnow(), limit=config.reclaim_batch, max_failures=config.max_failures
         )
+        if holdups is not None:
+            # A pass that waited long (for SQLite's write lock, for the server) takes
+            # only what had expired when it began; the next one must wait for renewals.
+            holdups.took(time.monotonic() - started)
         total += count
         if count < config.reclaim_batch:
             break
@@ -103,12 +117,14 @@ class Maintenance:
         stats: WorkerStats,
         kinds: frozenset[str],
         aliases: Mapping[str, str] | None = None,
+        holdups: HoldUps | None = None,
     ) -> None:
+        self._holdups = holdups
         self._at_start: list[tuple[str, Callable[[], Awaitable[object]]]] = (
             [("aliases", lambda: report_aliases(storage, aliases))] if aliases else []
         )
         self._jobs: list[tuple[str, float, Callable[[], Awaitable[object]]]] = [
-            ("reclaim", seconds(config.reclaim_interval), lambda: reclaim_expired(storage, config, stats)),
+            ("reclaim", seconds(config.reclaim_interval), lambda: reclaim_expired(storage, config, stats, holdups)),
             ("prune", seconds(config.prune_interval), lambda: prune(storage, config, stats)),
             ("report", seconds(config.report_interval), lambda: report_unknown_kinds(storage, kinds)),
         ]
@@ -140,8 +156,26 @@ class Maintenance:
             now = loop.time()
             for index, (name, period, job) in enumerate(self._jobs):
                 if due[index] <= now:
+                    wait = self._postpone(name)
+                    if wait > 0:
+                        due[index] = loop.time() + wait
+                        continue
                     await self._run_one(name, job)
                     due[index] = loop.time() + period
+
+    def _postpone(self, name: str) -> float:
+        """Seconds to put a task off: the reclaimer, for a while after a hold-up."""
+        if name != "reclaim" or self._holdups is None:
+            return 0.0
+        wait = self._holdups.reclaim_wait()
+        if wait > 0:
+            log.info(
+                "reclaim put off %.1f s: this worker was held up, and the leases that "
+                "expired meanwhile may belong to live workers about to renew them",
+                wait,
+                extra={"event": "reclaim_postponed"},
+            )
+        return wait
 
     async def _run_one(self, name: str, job: Callable[[], Awaitable[object]]) -> None:
         try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from venturi.storage._expiry import expired_lease_result
+from venturi.storage._expiry import expired_lease_result, started_too_late
 from venturi.storage.postgres._rows import aware, finish_params
 from venturi.storage.postgres._steps import Steps, Stmt
 
@@ -23,7 +23,7 @@ def reclaim_expired(
     max_failures: int | None,
     retention: timedelta,
 ) -> Steps[int]:
-    if limit <= 0:
+    if limit <= 0 or started_too_late(now):  # e.g. retried through an outage: see _expiry
         return 0
     rows = yield Stmt(queries["expired_leases"], {"now": aware(now), "limit": limit})
     if not rows:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from venturi.storage._expiry import expired_lease_result
+from venturi.storage._expiry import expired_lease_result, started_too_late
 from venturi.storage._results import storable_results
 from venturi.storage._types import Resolution, RunResult
 from venturi.storage.sqlite._claim import running_tokens
@@ -149,8 +149,9 @@ def reclaim_expired(
     max_failures: int | None,
     retention: timedelta,
 ) -> int:
-    """Expired leases back to pending (a failure), or to dead at the failure backstop."""
-    if limit <= 0:
+    """Expired leases back to pending (a failure), or to dead at the failure backstop.
+    Nothing when the write lock came only after a long wait (``started_too_late``)."""
+    if limit <= 0 or started_too_late(now):
         return 0
     rows = conn.execute(queries["expired_leases"], (epoch(now), limit)).fetchall()
     end_expired(conn, queries, rows, now=now, max_failures=max_failures, retention=retention)
