@@ -13,11 +13,11 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tests.faults.fleet import LEASE_S, Member
+from tests.faults.fleet import LEASE_S, Member, Settings
 from tests.faults.targets import PostgresTarget, SqliteTarget
 
 if TYPE_CHECKING:
@@ -25,6 +25,22 @@ if TYPE_CHECKING:
 
 #: A frozen worker stays frozen this long: past its lease, so others take its jobs over.
 FREEZE_S = 2 * LEASE_S
+#: The worker's default lease, heartbeat and reclaim period (the command line's options
+#: left at WorkerConfig's values), and a freeze longer than the lease and than
+#: SQLite's default lock wait (30 s): the case as it meets a deployment.
+DEFAULTS = Settings(
+    options=(
+        "--concurrency", "4",
+        "--claim-batch", "10",
+        "--lease-duration", "30s",
+        "--heartbeat-interval", "10s",
+        "--poll-interval", "100ms",
+        "--drain-timeout", "500ms",
+        "--log-format", "json",
+    ),
+    reclaim_interval_s=15.0,
+)  # fmt: skip
+DEFAULTS_FREEZE_S = 60.0
 #: The workers' connections: every one is named venturi-*, the suite's own are not.
 VENTURI_BACKENDS = ("venturi-claim", "venturi-complete", "venturi-listen", "venturi-producer")
 
@@ -49,6 +65,9 @@ class Fault:
     title: str  # for the report
     backends: tuple[str, ...]
     inject: Callable[[FaultRun], Disruption]
+    settings: Settings = field(default_factory=Settings)
+    full_only: bool = False  # too long for CI: only at VENTURI_FAULTS_SIZE=full
+    max_rounds: int | None = None  # fewer rounds than the size asks for (a long fault)
 
 
 def _kill(run: FaultRun) -> Disruption:
@@ -97,13 +116,13 @@ def _freeze(run: FaultRun) -> Disruption:
     return Disruption(jobs, started, time.monotonic())
 
 
-def _freeze_holding_the_write_lock(run: FaultRun) -> Disruption:
+def _freeze_holding_the_write_lock(run: FaultRun, freeze_s: float = FREEZE_S) -> Disruption:
     """SQLite: SIGSTOP a worker at a moment it holds the database's write lock, so
     that no other worker can write while it is frozen."""
     started = time.monotonic()
     victim = _freeze_one(run, holding_lock=True)
     jobs = run.target.running()  # every worker's: none of them can write now
-    time.sleep(FREEZE_S)
+    time.sleep(freeze_s)
     run.fleet.resume(victim)
     return Disruption(jobs, started, time.monotonic())
 
@@ -120,6 +139,10 @@ def _term_storm(run: FaultRun) -> Disruption:
         run.fleet.start()
         time.sleep(0.25)
     return Disruption(jobs, started, time.monotonic())
+
+
+def _freeze_holding_the_write_lock_a_minute(run: FaultRun) -> Disruption:
+    return _freeze_holding_the_write_lock(run, freeze_s=DEFAULTS_FREEZE_S)
 
 
 def _postgres(run: FaultRun) -> PostgresTarget:
@@ -202,6 +225,16 @@ FAULTS = (
         f"SIGSTOP a worker while it holds the write lock, for {FREEZE_S:g} s, then SIGCONT",
         ("sqlite",),
         _freeze_holding_the_write_lock,
+    ),
+    Fault(
+        "freeze-holding-lock-defaults",
+        f"as above at the default lease (30 s), heartbeat (10 s) and lock wait (30 s), "
+        f"frozen {DEFAULTS_FREEZE_S:g} s",
+        ("sqlite",),
+        _freeze_holding_the_write_lock_a_minute,
+        settings=DEFAULTS,
+        full_only=True,
+        max_rounds=2,
     ),
     Fault(
         "term-storm",

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.acceptance.cli_fixtures import REPO_ROOT, cli_command, cli_env
-from tests.faults.app import DIR_VAR
+from tests.faults.app import DIR_VAR, RECLAIM_VAR
 
 APP = "tests.faults.app:make_worker"
 LEASE_S = 2.0
@@ -61,10 +61,19 @@ class Member:
         return self.proc.poll() is None
 
 
+@dataclass(frozen=True)
+class Settings:
+    """What the workers are started with: the command's options, and the app's reclaim period."""
+
+    options: tuple[str, ...] = OPTIONS
+    reclaim_interval_s: float = 0.5
+
+
 @dataclass
 class Fleet:
     url: str
     directory: Path
+    settings: Settings = field(default_factory=Settings)
     members: list[Member] = field(default_factory=list)
     terminated: list[Member] = field(default_factory=list)  # draining or drained
 
@@ -75,8 +84,11 @@ class Fleet:
             log = self.directory / f"worker-{number}.log"
             with log.open("wb") as err:  # the child keeps its own descriptor
                 proc = subprocess.Popen(
-                    [*cli_command("worker", APP, "--database", self.url), *OPTIONS],
-                    env=cli_env(**{DIR_VAR: str(self.directory)}),
+                    [*cli_command("worker", APP, "--database", self.url), *self.settings.options],
+                    env=cli_env(**{
+                        DIR_VAR: str(self.directory),
+                        RECLAIM_VAR: str(self.settings.reclaim_interval_s),
+                    }),
                     cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                     stderr=err,
                 )  # fmt: skip

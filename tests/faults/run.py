@@ -133,7 +133,7 @@ def run_fault(
     seed = random.randrange(2**32) if seed is None else seed
     with Queue(target.url) as queue:
         queue.enqueue_many(jobs_of(jobs))
-    fleet = Fleet(target.url, directory)
+    fleet = Fleet(target.url, directory, fault.settings)
     run = FaultRun(target, fleet, random.Random(seed), server)
     began = time.monotonic()
     fleet.start(WORKERS)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults.conftest import Size
+from tests.faults.conftest import SIZE_VAR, Size
 from tests.faults.faults import FAULTS, Fault
 from tests.faults.run import run_fault
 from tests.faults.targets import PostgresTarget, SqliteTarget, Target
@@ -49,14 +49,16 @@ def test_fault(
     fault: Fault, backend: str, target: Target, request: pytest.FixtureRequest,
     tmp_path: Path, size: Size, seed: int | None,
 ) -> None:  # fmt: skip
+    if fault.full_only and size.name != "full":
+        pytest.skip(f"{fault.name} takes minutes: it runs at {SIZE_VAR}=full")
     server = request.getfixturevalue("own_postgres") if backend == "postgres" else None
     directory = tmp_path / "run"
     directory.mkdir()
+    rounds = min(size.rounds, fault.max_rounds or size.rounds)
     try:
         row, bad_exits = run_fault(
-            fault, target, directory, jobs=size.jobs, rounds=size.rounds, server=server,
-            seed=seed,
-        )  # fmt: skip
+            fault, target, directory, jobs=size.jobs, rounds=rounds, server=server, seed=seed
+        )
     finally:
         target.close()
     print(row.summary())
@@ -65,4 +67,4 @@ def test_fault(
     assert row.duplicate_completions == 0, row.summary()
     assert row.stale_completions == 0, row.summary()
     assert row.left_running == 0, row.summary()
-    assert row.faults == size.rounds
+    assert row.faults == rounds
