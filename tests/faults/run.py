@@ -21,6 +21,7 @@ against what the database and the side table hold:
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import random
@@ -64,6 +65,7 @@ class Row:
     elapsed_s: float
     seed: int
     events: dict[str, int] = field(default_factory=dict)
+    load: float = 0.0  # the machine's 1-minute load average when the run ended
 
     def summary(self) -> str:
         worst = max(self.recovery_s, default=0.0)
@@ -89,6 +91,9 @@ class FaultRun:
 
     def completed(self) -> int:
         return self.target.counts().get("completed", 0)
+
+    def reached(self, completions: int) -> bool:
+        return self.completed() >= completions
 
     def wait_for(self, check: Callable[[], bool], *, timeout: float, what: str) -> None:
         """Poll ``check`` (and the disruptions' recovery) every 50 ms until it holds."""
@@ -141,7 +146,7 @@ def run_fault(
         for index in range(rounds):
             mark = jobs * (index + 1) // (rounds + 2)
             run.wait_for(
-                lambda mark=mark: run.completed() >= mark, timeout=120, what=f"{mark} completions"
+                functools.partial(run.reached, mark), timeout=120, what=f"{mark} completions"
             )
             run.disruptions.append(fault.inject(run))
         run.wait_for(
@@ -154,6 +159,7 @@ def run_fault(
         codes = fleet.stop_all()
     row = _check(fault, target, directory, run, jobs=jobs, elapsed=elapsed, seed=seed)
     row.events = dict(sorted(fleet.events().items()))
+    row.load = round(os.getloadavg()[0], 2)
     _record(row)
     return row, fleet.unexpected_exits(codes)
 
