@@ -16,6 +16,7 @@ from venturi.errors import SchemaOutOfDate
 from venturi.storage._sql import Migration, load_queries
 from venturi.storage.sqlite import SqliteStorage, _schema
 from venturi.storage.sqlite._connection import split_statements
+from venturi.storage.sqlite._rows import LAYOUTS
 
 from tests.integration.tasks import Noop
 
@@ -36,7 +37,7 @@ def test_migrate_equals_each_migration_applied_in_order(tmp_path: Path) -> None:
     storage.close()
 
     stepwise = tmp_path / "stepwise.sqlite3"
-    queries = load_queries(_schema.PACKAGE)
+    queries = load_queries(_schema.PACKAGE, layouts=LAYOUTS)
     conn = sqlite3.connect(stepwise, isolation_level=None)
     conn.execute(queries["create_version_table"])
     for migration in _schema.migrations():

@@ -1,8 +1,8 @@
 """A ``jobs`` row as a ``StoredJob``, read the same way by every backend, whatever it holds.
 
-Both backends select a job's columns in one order (``JOB_COLUMNS`` of their
-``_rows``); only the time columns are stored differently (timestamptz on
-PostgreSQL, epoch seconds on SQLite), so each passes its converter.
+Both backends read a job as a ``JobRow`` (``_layouts``); only the time
+columns are stored differently (timestamptz on PostgreSQL, epoch seconds on
+SQLite), so each passes its converter.
 
 A row is read the fast way first. A value that does not read — bytes that
 are not UTF-8 (``UndecodedText``, from SQLite), a value of another type than
@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from venturi._journal import JournalEntry, JournalEvent
+from venturi.storage._layouts import JobRow
 from venturi.storage._types import DecodeFailure, JobState, StoredJob
 
 #: Stand-in for a time that cannot be read.
@@ -65,15 +66,12 @@ def as_state(value: Any) -> JobState:
 
 
 def stored_job(
-    row: Sequence[Any],
+    row: JobRow[Any],
     journal: Sequence[JournalEntry],
     time: Callable[[Any], datetime],
     failures: Sequence[DecodeFailure] = (),
 ) -> StoredJob:
-    """``row`` in ``JOB_COLUMNS`` order; columns after the 17th are ignored.
-
-    ``failures`` are what reading the journal found (see ``journal_failure``).
-    """
+    """``failures`` are what reading the journal found (see ``journal_failure``)."""
     try:
         job = _fast(row, journal, time)
     except Exception:
@@ -83,38 +81,33 @@ def stored_job(
         or type(job.priority) is not int
         or type(job.run_count) is not int
         or type(job.failure_count) is not int
-        or any(isinstance(value, UndecodedText | bytes) for value in row[:17])
+        or any(isinstance(value, UndecodedText | bytes) for value in row)
     ):
         return _careful(row, journal, time, failures)
     return job
 
 
 def _fast(
-    row: Sequence[Any], journal: Sequence[JournalEntry], time: Callable[[Any], datetime]
+    row: JobRow[Any], journal: Sequence[JournalEntry], time: Callable[[Any], datetime]
 ) -> StoredJob:
-    (
-        job_id, kind, queue, priority, state, payload, carry, dedup_key, concurrency_key,
-        run_at, created_at, run_count, failure_count, output, error_code, error_message,
-        finished_at,
-    ) = row[:17]  # fmt: skip
     return StoredJob(
-        id=job_id,
-        kind=kind,
-        queue=queue,
-        priority=priority,
-        state=JobState(state),
-        payload=payload,
-        carry=carry,
-        dedup_key=dedup_key,
-        concurrency_key=concurrency_key,
-        run_at=time(run_at),
-        created_at=time(created_at),
-        run_count=run_count,
-        failure_count=failure_count,
-        output=output,
-        error_code=error_code,
-        error_message=error_message,
-        finished_at=None if finished_at is None else time(finished_at),
+        id=row.id,
+        kind=row.kind,
+        queue=row.queue,
+        priority=row.priority,
+        state=JobState(row.state),
+        payload=row.payload,
+        carry=row.carry,
+        dedup_key=row.dedup_key,
+        concurrency_key=row.concurrency_key,
+        run_at=time(row.run_at),
+        created_at=time(row.created_at),
+        run_count=row.run_count,
+        failure_count=row.failure_count,
+        output=row.output,
+        error_code=row.error_code,
+        error_message=row.error_message,
+        finished_at=None if row.finished_at is None else time(row.finished_at),
         journal=tuple(journal),
     )
 
@@ -176,35 +169,30 @@ def _shown(value: Any) -> str:
 
 
 def _careful(
-    row: Sequence[Any],
+    row: JobRow[Any],
     journal: Sequence[JournalEntry],
     time: Callable[[Any], datetime],
     failures: Sequence[DecodeFailure],
 ) -> StoredJob:
     read = Reader(time)
-    (
-        job_id, kind, queue, priority, state, payload, carry, dedup_key, concurrency_key,
-        run_at, created_at, run_count, failure_count, output, error_code, error_message,
-        finished_at,
-    ) = row[:17]  # fmt: skip
     return StoredJob(
-        id=read.text("id", job_id),
-        kind=read.text("kind", kind),
-        queue=read.text("queue", queue),
-        priority=read.integer("priority", priority),
-        state=read.state(state),
-        payload=read.text("payload", payload),
-        carry=read.text("carry", carry),
-        dedup_key=read.text("dedup_key", dedup_key, optional=True),
-        concurrency_key=read.text("concurrency_key", concurrency_key, optional=True),
-        run_at=read.moment("run_at", run_at),
-        created_at=read.moment("created_at", created_at),
-        run_count=read.integer("run_count", run_count),
-        failure_count=read.integer("failure_count", failure_count),
-        output=read.text("output", output, optional=True),
-        error_code=read.text("error_code", error_code, optional=True),
-        error_message=read.text("error_message", error_message, optional=True),
-        finished_at=read.moment("finished_at", finished_at, optional=True),
+        id=read.text("id", row.id),
+        kind=read.text("kind", row.kind),
+        queue=read.text("queue", row.queue),
+        priority=read.integer("priority", row.priority),
+        state=read.state(row.state),
+        payload=read.text("payload", row.payload),
+        carry=read.text("carry", row.carry),
+        dedup_key=read.text("dedup_key", row.dedup_key, optional=True),
+        concurrency_key=read.text("concurrency_key", row.concurrency_key, optional=True),
+        run_at=read.moment("run_at", row.run_at),
+        created_at=read.moment("created_at", row.created_at),
+        run_count=read.integer("run_count", row.run_count),
+        failure_count=read.integer("failure_count", row.failure_count),
+        output=read.text("output", row.output, optional=True),
+        error_code=read.text("error_code", row.error_code, optional=True),
+        error_message=read.text("error_message", row.error_message, optional=True),
+        finished_at=read.moment("finished_at", row.finished_at, optional=True),
         journal=tuple(journal),
         decode_failures=(*read.failures, *failures),
     )

@@ -4,28 +4,56 @@ Each backend keeps its SQL in ``queries.sql`` — blocks introduced by a
 ``-- name: <query_name>`` line — and its schema history in
 ``migrations/NNNN_description.sql``. Keeping SQL out of Python strings keeps
 it readable, diffable and checkable with the database's own tools.
+
+A query that returns a row of a named layout (``_layouts``) writes the
+layout's name in braces where its columns go: ``{JobRow}``, or ``{j.JobRow}``
+to qualify each column with the table alias ``j``. The loader writes the
+layout's fields there, so the query returns exactly the shape its reader
+expects, by construction rather than by a comment asking for an order.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 
 _NAME = re.compile(r"^-- name: ([a-z0-9_]+)\s*$", re.MULTILINE)
+_LAYOUT = re.compile(r"\{(?:([a-z_][a-z0-9_]*)\.)?([A-Z][A-Za-z0-9]*Row)\}")
 _MIGRATION = re.compile(r"(\d{4})_[a-z0-9_]+\.sql")  # fullmatch: "$" accepts a final newline
 
 
-def load_queries(package: str, filename: str = "queries.sql") -> dict[str, str]:
-    """Split a queries file into ``{name: sql}``; duplicate names are an error."""
+def load_queries(
+    package: str,
+    filename: str = "queries.sql",
+    *,
+    layouts: Mapping[str, tuple[str, ...]],
+) -> dict[str, str]:
+    """Split a queries file into ``{name: sql}``, with the column lists of ``layouts``
+    written in; a duplicate name or an unknown layout is an error."""
     text = resources.files(package).joinpath(filename).read_text(encoding="utf-8")
     parts = _NAME.split(text)
     queries: dict[str, str] = {}
     for name, body in zip(parts[1::2], parts[2::2], strict=True):
         if name in queries:
             raise ValueError(f"{package}/{filename}: query {name!r} defined twice")
-        queries[name] = body.strip()
+        queries[name] = with_columns(body.strip(), layouts, f"{package}/{filename}: {name}")
     return queries
+
+
+def with_columns(sql: str, layouts: Mapping[str, tuple[str, ...]], where: str) -> str:
+    """``sql`` with each ``{Layout}`` / ``{alias.Layout}`` replaced by the layout's columns."""
+
+    def columns(match: re.Match[str]) -> str:
+        alias, layout = match.groups()
+        if layout not in layouts:
+            known = ", ".join(sorted(layouts)) or "none"
+            raise ValueError(f"{where}: no row layout {layout!r} (known: {known})")
+        prefix = f"{alias}." if alias else ""
+        return ", ".join(prefix + column for column in layouts[layout])
+
+    return _LAYOUT.sub(columns, sql)
 
 
 @dataclass(frozen=True, slots=True)

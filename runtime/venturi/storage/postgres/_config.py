@@ -20,6 +20,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from venturi.errors import ConfigurationError
 from venturi.storage._conninfo import take_param
+from venturi.storage._layouts import LAYOUTS
 from venturi.storage._sql import load_queries
 from venturi.storage._types import Capabilities
 
@@ -41,7 +42,7 @@ CAPABILITIES = Capabilities(
 
 #: Matched with ``fullmatch``: ``$`` would also accept a trailing newline.
 _IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,57}")
-_RAW_QUERIES = load_queries(PACKAGE)
+_RAW_QUERIES = load_queries(PACKAGE, layouts=LAYOUTS)
 
 
 @dataclass(frozen=True, slots=True)

@@ -48,10 +48,9 @@ from venturi.storage._types import (
 from venturi.storage.postgres._rows import (
     insert_params,
     job_params,
-    journal_from_json,
     journal_params,
     keyed_params,
-    stored_job,
+    stored_job_with_journal,
 )
 from venturi.storage.postgres._steps import Steps, Stmt
 
@@ -199,7 +198,8 @@ def _enqueue_keyed(
         rows = yield Stmt(queries["lock_candidate"], {"kind": job.kind, "dedup_key": job.dedup_key})
         if not rows:
             continue  # the holder stopped being pending: try the insert again
-        if rows[0][0] == job.id:
+        holder = stored_job_with_journal(rows[0])
+        if holder.id == job.id:
             # Our own row: an insert_alone whose reply was lost had committed it.
             return EnqueueResult(job.id, EnqueueOutcome.INSERTED)
         if request.decide is None:
@@ -207,9 +207,8 @@ def _enqueue_keyed(
                 f"job {job.id} of kind {job.kind!r} has a dedup key but its request has no "
                 "merge decider"
             )
-        row = rows[0]
-        action = request.decide(stored_job(row, journal_from_json(row[-1])))
-        return (yield from _apply(queries, job, row[0], action))
+        action = request.decide(holder)
+        return (yield from _apply(queries, job, holder.id, action))
     raise RuntimeError(
         f"enqueue of {job.kind!r} with dedup key {job.dedup_key!r} kept losing races "
         f"({MAX_ROUNDS} rounds)"

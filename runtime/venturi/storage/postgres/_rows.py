@@ -19,9 +19,9 @@ from psycopg.types.json import JsonbLoader
 from venturi._journal import JournalEntry, JournalEvent
 from venturi.storage._job_row import UndecodedText, journal_entry_careful
 from venturi.storage._job_row import stored_job as job_from_row
+from venturi.storage._layouts import JobRow, job_row
 from venturi.storage._results import storable_results
 from venturi.storage._types import (
-    ClaimedJob,
     DecodeFailure,
     NewJob,
     Resolution,
@@ -29,13 +29,8 @@ from venturi.storage._types import (
     StoredJob,
 )
 
-#: The column order of every query that reads a whole job (see queries.sql).
-JOB_COLUMNS = (
-    "id", "kind", "queue", "priority", "state", "payload", "carry", "dedup_key",
-    "concurrency_key", "run_at", "created_at", "run_count", "failure_count", "output",
-    "error_code", "error_message", "finished_at", "journal_count",
-)  # fmt: skip
-JOURNAL_COUNT_INDEX = JOB_COLUMNS.index("journal_count")
+#: Queries that read one job with its journal return ``{j.JobRow}``, then the journal.
+_JOURNAL_COLUMN = len(JobRow._fields)
 
 
 _STATE = {
@@ -224,53 +219,16 @@ def read_journal(
 
 
 def stored_job(row: Sequence[Any], journal: tuple[JournalEntry, ...] = ()) -> StoredJob:
-    """A row in ``JOB_COLUMNS`` order (extra trailing columns are ignored)."""
-    return job_from_row(row, journal, utc)
+    """A row of ``{JobRow}`` columns (its journal read separately, if at all)."""
+    job: JobRow[datetime] = job_row(row)
+    return job_from_row(job, journal, utc)
 
 
 def stored_job_with_journal(row: Sequence[Any]) -> StoredJob:
-    """A row in ``JOB_COLUMNS`` order whose last column is its journal (``get_job``)."""
-    journal, failures = read_journal(row[-1])
-    return job_from_row(row, journal, utc, failures)
-
-
-def claimed_jobs(
-    rows: list[tuple[Any, ...]],
-    journals: dict[str, tuple[JournalEntry, ...]],
-    token: str,
-    expires: datetime,
-) -> list[ClaimedJob]:
-    """Rows of ``claim`` in claim order (RETURNING promises no order)."""
-    rows.sort(key=lambda r: (-r[3], r[10], r[0]))
-    return [
-        ClaimedJob(
-            id=job_id,
-            kind=kind,
-            queue=queue,
-            priority=priority,
-            payload=payload,
-            carry=carry,
-            run_count=run_count,
-            failure_count=failure_count,
-            lease_token=token,
-            lease_expires_at=expires,
-            concurrency_key=concurrency_key,
-            journal=journals.get(job_id, ()) if journal_count else (),
-        )
-        for (
-            job_id,
-            kind,
-            queue,
-            priority,
-            payload,
-            carry,
-            run_count,
-            failure_count,
-            concurrency_key,
-            journal_count,
-            _run_at,
-        ) in rows
-    ]
+    """A row of ``{j.JobRow}`` columns followed by the job's journal (``get_job``)."""
+    job: JobRow[datetime] = job_row(row[:_JOURNAL_COLUMN])
+    journal, failures = read_journal(row[_JOURNAL_COLUMN])
+    return job_from_row(job, journal, utc, failures)
 
 
 # -- ending runs -------------------------------------------------------------------

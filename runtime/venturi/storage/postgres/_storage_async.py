@@ -31,6 +31,7 @@ from psycopg import pq
 from psycopg_pool import AsyncConnectionPool
 
 from venturi.errors import ConfigurationError
+from venturi.storage._layouts import claim_rows, claimed_jobs
 from venturi.storage._types import (
     BacklogRewrite,
     BacklogRow,
@@ -63,7 +64,6 @@ from venturi.storage.postgres._listener import Listener
 from venturi.storage.postgres._retry import Backoff, closed_error, is_retryable, translated
 from venturi.storage.postgres._rows import (
     aware,
-    claimed_jobs,
     dumps,
     finish_params,
     journal_from_json,
@@ -359,9 +359,9 @@ class AsyncPostgresStorage:
         async def op(conn: psycopg.AsyncConnection[Any]) -> list[ClaimedJob]:
             cur = conn.cursor()
             await cur.execute(trusted(claim_sql), params)
-            rows = await cur.fetchall()
+            rows = claim_rows(await cur.fetchall())
             journals = {}
-            with_journal = [row[0] for row in rows if row[9]]
+            with_journal = [r.id for r in rows if r.journal_count]
             if with_journal:
                 await cur.execute(trusted(journal_sql), {"ids": with_journal})
                 journals = {

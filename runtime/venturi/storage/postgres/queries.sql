@@ -7,10 +7,8 @@
 -- parameters, whose dumping is pure Python in psycopg, and its fixed
 -- 100-row estimate keeps the planner on primary-key lookups.
 --
--- Queries that read a whole job return the columns in the order of
--- _rows.JOB_COLUMNS: id, kind, queue, priority, state, payload, carry,
--- dedup_key, concurrency_key, run_at, created_at, run_count, failure_count,
--- output, error_code, error_message, finished_at, journal_count.
+-- {JobRow}, {j.ClaimRow} ...: the columns of a named row layout (storage/_layouts.py),
+-- written in by the loader in the layout's order (j. before each with the alias).
 
 -- ---------------------------------------------------------------- schema
 
@@ -120,9 +118,7 @@ SELECT pg_notify({channel}, ins.queue) FROM ins
 -- name: lock_candidate
 -- The pending job holding (kind, dedup_key), locked until the merge decision
 -- is written back, with its journal when it has one.
-SELECT j.id, j.kind, j.queue, j.priority, j.state, j.payload, j.carry, j.dedup_key,
-       j.concurrency_key, j.run_at, j.created_at, j.run_count, j.failure_count, j.output,
-       j.error_code, j.error_message, j.finished_at, j.journal_count,
+SELECT {j.JobRow},
        CASE WHEN j.journal_count > 0 THEN (
            SELECT jsonb_agg(jsonb_build_array(e.at, e.run, e.event, e.note, e.attachment,
                                               e.error_code, e.error_message, e.decision)
@@ -204,8 +200,7 @@ SET state = 'running', lease_token = %(token)s, lease_expires_at = %(expires)s,
         SELECT c.id FROM cand AS c JOIN picked AS p ON p.id = c.id
         ORDER BY c.priority DESC, c.run_at, c.id LIMIT %(start)s))
 WHERE j.id = ANY(ARRAY(SELECT picked.id FROM picked))
-RETURNING j.id, j.kind, j.queue, j.priority, j.payload, j.carry, j.run_count,
-          j.failure_count, j.concurrency_key, j.journal_count, j.run_at
+RETURNING {j.ClaimRow}
 
 -- name: journals_of_jobs
 SELECT e.job_id,
@@ -327,9 +322,7 @@ GROUP BY kind
 -- ---------------------------------------------------------------- operator
 
 -- name: get_job
-SELECT j.id, j.kind, j.queue, j.priority, j.state, j.payload, j.carry, j.dedup_key,
-       j.concurrency_key, j.run_at, j.created_at, j.run_count, j.failure_count, j.output,
-       j.error_code, j.error_message, j.finished_at, j.journal_count,
+SELECT {j.JobRow},
        CASE WHEN j.journal_count > 0 THEN (
            SELECT jsonb_agg(jsonb_build_array(e.at, e.run, e.event, e.note, e.attachment,
                                               e.error_code, e.error_message, e.decision)
@@ -385,9 +378,7 @@ SELECT pg_notify({channel}, u.queue) FROM u
 
 -- name: list_jobs
 -- NULL filters mean "any". %(before_id)s pages backwards: only ids below it.
-SELECT id, kind, queue, priority, state, payload, carry, dedup_key, concurrency_key,
-       run_at, created_at, run_count, failure_count, output, error_code, error_message,
-       finished_at, journal_count
+SELECT {JobRow}
 FROM {schema}.jobs
 WHERE (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
   AND (%(states)s::text[] IS NULL OR state = ANY(%(states)s::text[]))

@@ -26,7 +26,7 @@ from venturi._storable import bounded
 from venturi.storage._job_row import Reader, UndecodedText
 from venturi.storage._types import ClaimedJob, ClaimRequest, DecodeFailure
 from venturi.storage.sqlite import _claim, _finish
-from venturi.storage.sqlite._rows import epoch, from_epoch
+from venturi.storage.sqlite._rows import CandidateRow, epoch, from_epoch
 
 log = logging.getLogger("venturi.storage.sqlite")
 
@@ -88,17 +88,17 @@ def claim(
         return []
     now_s = epoch(now)
     kinds = json.dumps(request.kinds)
-    per_queue: list[list[Any]] = []
+    per_queue: list[list[CandidateRow]] = []
     for queue in _claim.unpaused(conn, queries, request.queues):
-        rows: list[Any] = conn.execute(
-            queries["claim_candidates"], (queue, now_s, kinds, request.limit)
-        ).fetchall()
-        usable: list[Any] = []
-        for row in rows:  # (rowid, priority, run_at, id, concurrency_key)
-            if isinstance(row[1], int) and _number(row[2]) and isinstance(row[3], str):
+        rows = _claim.candidates(
+            conn.execute(queries["claim_candidates"], (queue, now_s, kinds, request.limit)).fetchall()
+        )
+        usable: list[CandidateRow] = []
+        for row in rows:
+            if isinstance(row.priority, int) and _number(row.run_at) and isinstance(row.id, str):
                 usable.append(row)
             else:  # cannot even be ordered: checked (and ended) below
-                _end_if_unrunnable(conn, queries, row[0], now, retention)
+                _end_if_unrunnable(conn, queries, row.rowid, now, retention)
         per_queue.append(usable)
     chosen = _claim.choose(per_queue, request.limit)
     runnable = [

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from venturi._journal import JournalEntry, JournalEvent
 from venturi._storable import could_be_stored
 from venturi.storage._job_row import as_state, as_text
+from venturi.storage._layouts import job_row
 from venturi.storage._types import (
     CancelOutcome,
     JobFilter,
@@ -42,7 +43,7 @@ def get(conn: sqlite3.Connection, queries: dict[str, str], job_id: str) -> Store
     if row is None:
         return None
     journal, failures = read_journal(conn.execute(queries["journal_of_job"], (job_id,)))
-    return stored_job(row, journal, failures)
+    return stored_job(job_row(row), journal, failures)
 
 
 def cancel(
@@ -135,7 +136,8 @@ def list_jobs(
         job_filter.before_id,
         job_filter.limit,
     )
-    return [stored_job(row) for row in conn.execute(queries["list_jobs"], params)]
+    rows = conn.execute(queries["list_jobs"], params)
+    return [stored_job(job_row(row)) for row in rows]
 
 
 def stats(

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from venturi._journal import JournalEntry
 from venturi._merge import MergeKind
+from venturi.storage._layouts import JobRow, job_row
 from venturi.storage._types import (
     EnqueueOutcome,
     EnqueueRequest,
@@ -24,7 +25,6 @@ from venturi.storage._types import (
     NewJob,
 )
 from venturi.storage.sqlite._rows import (
-    JOURNAL_COUNT_INDEX,
     insert_params,
     journal_params,
     read_journal,
@@ -60,17 +60,18 @@ def _enqueue_keyed(
     conn: sqlite3.Connection, queries: dict[str, str], request: EnqueueRequest, created_at: float
 ) -> EnqueueResult:
     job = request.job
-    row = conn.execute(queries["find_candidate"], (job.kind, job.dedup_key)).fetchone()
-    if row is None:
+    found = conn.execute(queries["find_candidate"], (job.kind, job.dedup_key)).fetchone()
+    if found is None:
         conn.execute(queries["insert_job"], insert_params(job, created_at))
         return EnqueueResult(job.id, EnqueueOutcome.INSERTED)
     if request.decide is None:
         raise ValueError(
             f"job {job.id} of kind {job.kind!r} has a dedup key but its request has no merge decider"
         )
-    existing_id: str = row[0]
+    row: JobRow[float] = job_row(found)
+    existing_id = row.id
     journal: tuple[JournalEntry, ...] = ()
-    if row[JOURNAL_COUNT_INDEX]:
+    if row.journal_count:
         rows = conn.execute(queries["journal_of_job"], (existing_id,))
         journal = tuple(read_journal(rows)[0])
     action = request.decide(stored_job(row, journal))
@@ -88,8 +89,7 @@ def _apply(
     if action.kind is MergeKind.INDEPENDENT:
         # Without its key the new row is never a merge candidate itself, and
         # the unique index keeps pointing at the job that was there first.
-        params = insert_params(job, created_at)
-        conn.execute(queries["insert_job"], (*params[:6], None, *params[7:]))
+        conn.execute(queries["insert_job"], insert_params(job._replace(dedup_key=None), created_at))
         return EnqueueResult(job.id, EnqueueOutcome.INDEPENDENT, existing_job_id=existing_id)
     if action.journal_entry is None:
         raise ValueError(f"a {action.kind} merge action needs a journal entry")

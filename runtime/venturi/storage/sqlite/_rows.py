@@ -9,22 +9,33 @@ round trip exactly.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from venturi._journal import JournalEntry, JournalEvent
+from venturi.storage import _layouts
 from venturi.storage._job_row import UndecodedText, journal_entry_careful
 from venturi.storage._job_row import stored_job as job_from_row
+from venturi.storage._layouts import JobRow
 from venturi.storage._types import DecodeFailure, NewJob, StoredJob
 
-#: The column order of every query that reads a whole job (see queries.sql).
-JOB_COLUMNS = (
-    "id", "kind", "queue", "priority", "state", "payload", "carry", "dedup_key",
-    "concurrency_key", "run_at", "created_at", "run_count", "failure_count", "output",
-    "error_code", "error_message", "finished_at", "journal_count",
-)
-JOURNAL_COUNT_INDEX = JOB_COLUMNS.index("journal_count")
+
+class CandidateRow(NamedTuple):
+    """A ready job ``claim_candidates`` offers, in claim order within its queue."""
+
+    rowid: int
+    priority: int
+    run_at: float
+    id: str
+    concurrency_key: str | None
+
+
+#: The row layouts this backend's queries name (see ``_sql.load_queries``).
+LAYOUTS: Mapping[str, tuple[str, ...]] = {
+    **_layouts.LAYOUTS,
+    "CandidateRow": CandidateRow._fields,
+}
 
 
 def epoch(value: datetime) -> float:
@@ -134,9 +145,9 @@ def journals_by_job(rows: Iterable[Sequence[Any]]) -> dict[str, list[JournalEntr
 
 
 def stored_job(
-    row: Sequence[Any],
+    row: JobRow[float],
     journal: Sequence[JournalEntry] = (),
     failures: Sequence[DecodeFailure] = (),
 ) -> StoredJob:
-    """A row in ``JOB_COLUMNS`` order, with the journal read separately."""
+    """A job row, with the journal read separately."""
     return job_from_row(row, journal, from_epoch, failures)

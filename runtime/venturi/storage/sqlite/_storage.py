@@ -56,6 +56,7 @@ from venturi.storage.sqlite._connection import (
     retry_busy,
     try_begin_immediate,
 )
+from venturi.storage.sqlite._rows import LAYOUTS
 
 CAPABILITIES = Capabilities(
     name="sqlite",
@@ -68,7 +69,7 @@ CAPABILITIES = Capabilities(
 #: Retention of jobs that storage itself ends (operator cancel, backstop on lease expiry).
 DEFAULT_RETENTION = timedelta(days=7)
 
-_QUERIES = load_queries(_schema.PACKAGE)
+_QUERIES = load_queries(_schema.PACKAGE, layouts=LAYOUTS)
 
 T = TypeVar("T")
 

@@ -5,10 +5,8 @@
 -- as one JSON array parameter read with json_each, so that each statement
 -- keeps one text and stays in the statement cache whatever the list length.
 --
--- Queries that read a whole job return the columns in the order of
--- _rows.JOB_COLUMNS: id, kind, queue, priority, state, payload, carry,
--- dedup_key, concurrency_key, run_at, created_at, run_count, failure_count,
--- output, error_code, error_message, finished_at, journal_count.
+-- {JobRow}, {j.CandidateRow} ...: the columns of a named row layout (storage/_layouts.py,
+-- sqlite/_rows.py), written in by the loader in the layout's order.
 
 -- ---------------------------------------------------------------- schema
 
@@ -36,9 +34,7 @@ INSERT INTO jobs (id, kind, queue, priority, state, payload, carry, dedup_key,
 VALUES (?1, ?2, ?3, ?4, 'pending', ?5, ?6, ?7, ?8, ?9, ?10)
 
 -- name: find_candidate
-SELECT id, kind, queue, priority, state, payload, carry, dedup_key, concurrency_key,
-       run_at, created_at, run_count, failure_count, output, error_code, error_message,
-       finished_at, journal_count
+SELECT {JobRow}
 FROM jobs
 WHERE kind = ?1 AND dedup_key = ?2 AND state = 'pending'
 
@@ -75,7 +71,7 @@ ORDER BY job_id, id
 -- One queue at a time: a range scan of jobs_ready already in claim order. A
 -- job whose concurrency key a running job holds is skipped here; two ready
 -- jobs sharing a key are told apart in Python, after the queues are merged.
-SELECT j.rowid, j.priority, j.run_at, j.id, j.concurrency_key
+SELECT {j.CandidateRow}
 FROM jobs AS j
 WHERE j.state = 'pending'
   AND j.queue = ?1
@@ -95,8 +91,7 @@ SET state = 'running', lease_token = ?2, lease_expires_at = ?3, worker_id = ?4,
     run_count = run_count + 1,
     run_started = rowid IN (SELECT value FROM json_each(?5))
 WHERE rowid IN (SELECT value FROM json_each(?1))
-RETURNING id, kind, queue, priority, payload, carry, run_count, failure_count,
-          concurrency_key, journal_count, run_at
+RETURNING {ClaimRow}
 
 -- ---------------------------------------------------------------- rows that do not read
 -- Used by _careful, only once a fast path met a row whose text is not UTF-8 or
@@ -212,9 +207,7 @@ LIMIT ?2
 -- ---------------------------------------------------------------- operator
 
 -- name: get_job
-SELECT id, kind, queue, priority, state, payload, carry, dedup_key, concurrency_key,
-       run_at, created_at, run_count, failure_count, output, error_code, error_message,
-       finished_at, journal_count
+SELECT {JobRow}
 FROM jobs
 WHERE id = ?1
 
@@ -245,9 +238,7 @@ WHERE id = ?1 AND state IN ('dead', 'cancelled')
 
 -- name: list_jobs
 -- Empty JSON arrays mean "any". ?4 pages backwards: only ids below it.
-SELECT id, kind, queue, priority, state, payload, carry, dedup_key, concurrency_key,
-       run_at, created_at, run_count, failure_count, output, error_code, error_message,
-       finished_at, journal_count
+SELECT {JobRow}
 FROM jobs
 WHERE (json_array_length(?1) = 0 OR kind IN (SELECT value FROM json_each(?1)))
   AND (json_array_length(?2) = 0 OR state IN (SELECT value FROM json_each(?2)))
