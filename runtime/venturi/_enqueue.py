@@ -310,6 +310,10 @@ def _decider(task: Task[Any], now: datetime) -> Any:
     cls = type(task)
 
     def decide(existing: StoredJob) -> MergeAction:
+        if any(not f.field.startswith("journal") for f in existing.decode_failures):
+            # A column of the row itself did not read (text that is not UTF-8 on SQLite):
+            # its id may not even address it. Stored beside it, as below.
+            return MergeAction(MergeKind.INDEPENDENT)
         try:
             pending = Pending(
                 job_id=existing.id,

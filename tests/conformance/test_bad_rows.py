@@ -300,3 +300,14 @@ async def test_a_history_nested_too_deeply_to_decode(backend: Backend) -> None:
     stats = await _run_worker(backend)
     assert stats.completed == 11
     assert queue.get(bad).state is JobState.COMPLETED
+
+
+async def test_an_enqueue_meeting_a_pending_job_whose_id_is_not_utf8(backend: Backend) -> None:
+    """The candidate cannot be addressed by its id: the new job is stored beside it."""
+    _needs_any_value(backend)
+    queue = Queue(backend.sync, migrate=False)
+    broken = queue.enqueue(Digest("g")).job_id
+    _set(backend, broken, "id", b"01J\xff")
+    outcome = queue.enqueue(Digest("g", ("new",)))
+    assert outcome.outcome is EnqueueOutcome.INDEPENDENT
+    assert queue.get(outcome.job_id).payload == Digest("g", ("new",))
