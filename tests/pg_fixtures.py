@@ -119,7 +119,7 @@ async def open_postgres(tmp_path: Path) -> AsyncIterator[Backend]:
 
     try:
         await storage.migrate()
-        yield Backend("postgres", storage, sync, raw)
+        yield Backend("postgres", storage, sync, raw, url=url)
     finally:
         sync.close()
         await storage.close()

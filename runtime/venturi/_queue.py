@@ -44,6 +44,8 @@ class Queue:
     """
 
     def __init__(self, database: str | Storage | None = None, *, migrate: bool = True) -> None:
+        #: A storage the caller passed in stays the caller's: ``close`` leaves it open.
+        self.owns_storage = database is None or isinstance(database, str)
         self.storage: Storage = (
             database
             if database is not None and not isinstance(database, str)
@@ -51,6 +53,12 @@ class Queue:
         )
         if migrate:
             self.storage.migrate()
+
+    def open(self) -> Queue:
+        """Open the storage's connections now (and migrate, if not done yet): a web app
+        calls it at start-up, so that no request pays for them. Calls open them anyway."""
+        self.storage.open()
+        return self
 
     def enqueue(
         self,
@@ -199,7 +207,9 @@ class Queue:
         return BulkResult(count, changed, batches)
 
     def close(self) -> None:
-        self.storage.close()
+        """Close the storage this queue opened from a URL; one passed in is left open."""
+        if self.owns_storage:
+            self.storage.close()
 
     def __enter__(self) -> Queue:
         return self

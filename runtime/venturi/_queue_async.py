@@ -45,6 +45,8 @@ class AsyncQueue:
     def __init__(
         self, database: str | AsyncStorage | None = None, *, migrate: bool = True
     ) -> None:
+        #: A storage the caller passed in stays the caller's: ``close`` leaves it open.
+        self.owns_storage = database is None or isinstance(database, str)
         self.storage: AsyncStorage = (
             database
             if database is not None and not isinstance(database, str)
@@ -56,9 +58,13 @@ class AsyncQueue:
             if migrate:
                 self.storage.migrate()
 
-    async def open(self) -> AsyncQueue:  # async-only
-        if self._migrate:
-            await self.storage.migrate()
+    async def open(self) -> AsyncQueue:
+        """Open the storage's connections now (and migrate, if not done yet): a web app
+        calls it at start-up, so that no request pays for them. Calls open them anyway."""
+        await self.storage.open()
+        if True:  # ASYNC
+            if self._migrate:
+                await self.storage.migrate()
         return self
 
     async def enqueue(
@@ -214,7 +220,9 @@ class AsyncQueue:
         return BulkResult(count, changed, batches)
 
     async def close(self) -> None:
-        await self.storage.close()
+        """Close the storage this queue opened from a URL; one passed in is left open."""
+        if self.owns_storage:
+            await self.storage.close()
 
     async def __aenter__(self) -> AsyncQueue:
         if True:  # ASYNC

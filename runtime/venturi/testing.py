@@ -191,7 +191,9 @@ def memory_queue() -> Queue:
     """A ``Queue`` on a fresh, private in-memory SQLite database (gone when closed)."""
     from venturi.storage.sqlite import SqliteStorage
 
-    return Queue(SqliteStorage(":memory:"))
+    queue = Queue(SqliteStorage(":memory:"))
+    queue.owns_storage = True  # nobody else holds this storage: closing the queue ends it
+    return queue
 
 
 def jobs(

@@ -43,6 +43,7 @@ class Backend:
     #: Columns keep whatever bytes and types are written (SQLite): text that is not
     #: UTF-8, a BLOB or a number where text belongs, a state the schema would refuse.
     keeps_any_value: bool = False
+    url: str = ""  # the database's URL, for code that opens storages of its own
 
 
 def _never_skip() -> str | None:
@@ -73,7 +74,7 @@ async def _open_sqlite(tmp_path: Path) -> AsyncIterator[Backend]:
             conn.close()
 
     try:
-        yield Backend("sqlite", storage, sync, raw, keeps_any_value=True)
+        yield Backend("sqlite", storage, sync, raw, keeps_any_value=True, url=f"sqlite:///{path}")
     finally:
         sync.close()
         await storage.close()

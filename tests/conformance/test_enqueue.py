@@ -117,7 +117,9 @@ async def test_empty_enqueue_is_a_no_op(backend: Backend) -> None:
 async def test_a_closed_storage_says_so_at_once(backend: Backend) -> None:
     queue = Queue(backend.sync)
     queue.enqueue(Plain(1))
-    queue.close()
+    queue.close()  # a storage passed in is the caller's: still open
+    queue.enqueue(Plain(1))
+    backend.sync.close()
     started = time.monotonic()
     with pytest.raises(StorageClosed, match="closed"):
         queue.enqueue(Plain(2))

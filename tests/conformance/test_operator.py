@@ -52,6 +52,18 @@ async def test_pending_counts_by_kind(backend: Backend) -> None:
     assert counts == {Plain.KIND: 3, Other.KIND: 1}
 
 
+async def test_pending_counts_by_kind_in_given_queues(backend: Backend) -> None:
+    await backend.storage.enqueue(
+        [request(Plain(1)), request(Plain(2), queue="mail"), request(Other(1), queue="reports")]
+    )
+    assert await backend.storage.pending_counts_by_kind(("default",)) == {Plain.KIND: 1}
+    assert await backend.storage.pending_counts_by_kind(("mail", "reports")) == {
+        Plain.KIND: 1, Other.KIND: 1,
+    }  # fmt: skip
+    assert await backend.storage.pending_counts_by_kind(("nowhere",)) == {}
+    assert await backend.storage.pending_counts_by_kind() == {Plain.KIND: 2, Other.KIND: 1}
+
+
 async def test_stats(backend: Backend) -> None:
     before = utcnow()
     await backend.storage.enqueue([request(Plain(i)) for i in range(5)] + [request(Other(1))])

@@ -78,6 +78,8 @@ async def test_jobs_of_unregistered_kinds_wait_and_are_reported(
     db: Path, queue: Queue, caplog: pytest.LogCaptureFixture
 ) -> None:
     orphans = [r.job_id for r in queue.enqueue_many([Orphan(1), Orphan(2)])]
+    # In a queue this worker does not serve: another worker's business, not reported.
+    queue.enqueue(Orphan(3), queue="elsewhere")
     echo = queue.enqueue(Echo("x")).job_id
     caplog.set_level(logging.WARNING, logger="venturi.worker")
     stats = await make_worker(db, [EchoHandler]).run_until_idle()

@@ -42,6 +42,11 @@ class Storage(Protocol):
     @property
     def capabilities(self) -> Capabilities: ...
 
+    def open(self) -> None:
+        """Open connections now (else the first call does), so that a web app pays for them
+        at start-up; ``BackendUnavailable`` when the database cannot be reached."""
+        ...
+
     def migrate(self) -> int:
         """Apply pending migrations; return the schema version now in place."""
         ...
@@ -163,6 +168,10 @@ class AsyncStorage(Protocol):
     @property
     def capabilities(self) -> Capabilities: ...
 
+    async def open(self) -> None:
+        """Open connections (and threads) now rather than at the first call."""
+        ...
+
     async def migrate(self) -> int: ...
 
     async def schema_version(self) -> int: ...
@@ -259,8 +268,9 @@ class AsyncStorage(Protocol):
         likely kept the leases' owners from renewing them (``storage/_expiry.py``)."""
         ...
 
-    async def pending_counts_by_kind(self) -> dict[str, int]:
-        """Pending jobs per kind, so a worker can report kinds it has no handler for."""
+    async def pending_counts_by_kind(self, queues: Sequence[str] = ()) -> dict[str, int]:
+        """Pending jobs per kind in ``queues`` (all queues when empty), so a worker can
+        report the kinds it would claim from its queues but has no handler for."""
         ...
 
     async def ready_counts_of_kinds(self, kinds: Sequence[str], *, now: datetime) -> dict[str, int]:

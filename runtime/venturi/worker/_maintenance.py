@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from venturi._clock import utcnow
 from venturi.storage._protocol import AsyncStorage
@@ -77,15 +77,19 @@ async def prune(storage: AsyncStorage, config: WorkerConfig, stats: WorkerStats)
     return total
 
 
-async def report_unknown_kinds(storage: AsyncStorage, kinds: frozenset[str]) -> dict[str, int]:
-    """Warn about pending jobs of kinds this worker has no handler for; they are never claimed."""
-    counts = await storage.pending_counts_by_kind()
+async def report_unknown_kinds(
+    storage: AsyncStorage, kinds: frozenset[str], queues: Sequence[str] = ()
+) -> dict[str, int]:
+    """Warn about pending jobs in this worker's ``queues`` of kinds it has no handler for:
+    it will never claim them. Jobs in queues it does not serve are another worker's."""
+    counts = await storage.pending_counts_by_kind(queues)
     unknown = {kind: n for kind, n in sorted(counts.items()) if kind not in kinds and n > 0}
     if unknown:
         listed = ", ".join(f"{kind} ({n})" for kind, n in unknown.items())
         log.warning(
-            "pending jobs of kinds this worker has no handler for (they wait for a worker that "
-            "registers them): %s",
+            "pending jobs in queues %s of kinds this worker has no handler for (they wait for "
+            "a worker that registers them): %s",
+            ", ".join(queues) or "(all)",
             listed,
             extra={"event": "unknown_kinds", "kinds": unknown},
         )
@@ -126,7 +130,7 @@ class Maintenance:
         self._jobs: list[tuple[str, float, Callable[[], Awaitable[object]]]] = [
             ("reclaim", seconds(config.reclaim_interval), lambda: reclaim_expired(storage, config, stats, holdups)),
             ("prune", seconds(config.prune_interval), lambda: prune(storage, config, stats)),
-            ("report", seconds(config.report_interval), lambda: report_unknown_kinds(storage, kinds)),
+            ("report", seconds(config.report_interval), lambda: report_unknown_kinds(storage, kinds, config.queues)),
         ]
         self._stop = asyncio.Event()
 

@@ -133,8 +133,10 @@ def stats(
     ]
 
 
-def pending_counts_by_kind(queries: dict[str, str]) -> Steps[dict[str, int]]:
-    rows = yield Stmt(queries["pending_counts_by_kind"])
+def pending_counts_by_kind(
+    queries: dict[str, str], queues: Sequence[str] = ()
+) -> Steps[dict[str, int]]:
+    rows = yield Stmt(queries["pending_counts_by_kind"], {"queues": list(queues) or None})
     return {kind: count for kind, count in rows}
 
 

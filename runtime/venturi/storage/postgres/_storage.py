@@ -26,9 +26,9 @@ from typing import Any, TypeGuard, TypeVar
 
 import psycopg
 from psycopg import pq
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
-from venturi.errors import ConfigurationError
+from venturi.errors import BackendUnavailable, ConfigurationError
 from venturi.storage._types import (
     BacklogRewrite,
     BacklogRow,
@@ -105,6 +105,19 @@ class PostgresStorage:
             open=False,
             name=f"venturi-{self.settings.schema}",
         )
+
+    def open(self) -> None:
+        """Open the connection pool now and wait for its first connection, so that the first
+        call (a web app's first request) does not pay for it. ``BackendUnavailable`` when
+        the server cannot be reached within the pool's timeout. Calls open it anyway."""
+        pool = self._pool
+        try:
+            pool.wait(timeout=min(5.0, self._reconnect_s))
+        except PoolTimeout as exc:
+            raise BackendUnavailable(
+                f"could not open a connection to PostgreSQL within "
+                f"{min(5.0, self._reconnect_s):g} s ({exc}); is the server up and the URL right?"
+            ) from exc
 
     def _run(
         self,
@@ -211,9 +224,9 @@ class PostgresStorage:
     def prune(self, *, now: datetime, limit: int) -> int:
         return self._run(lambda: _operator.prune(self._queries, now, limit), what="prune")
 
-    def pending_counts_by_kind(self) -> dict[str, int]:
+    def pending_counts_by_kind(self, queues: Sequence[str] = ()) -> dict[str, int]:
         return self._run(
-            lambda: _operator.pending_counts_by_kind(self._queries),
+            lambda: _operator.pending_counts_by_kind(self._queries, queues),
             what="count pending jobs",
             atomic=False,
         )

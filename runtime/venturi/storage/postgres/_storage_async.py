@@ -28,9 +28,9 @@ from typing import Any, TypeGuard, TypeVar
 
 import psycopg
 from psycopg import pq
-from psycopg_pool import AsyncConnectionPool
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from venturi.errors import ConfigurationError
+from venturi.errors import BackendUnavailable, ConfigurationError
 from venturi.storage._layouts import claim_rows, claimed_jobs
 from venturi.storage._types import (
     BacklogRewrite,
@@ -144,6 +144,22 @@ class AsyncPostgresStorage:
                 self._pool = pool
             return self._pool
 
+    async def open(self) -> None:
+        """Open the connection pool now and wait for its first connection, so that the first
+        call (a web app's first request) does not pay for it. ``BackendUnavailable`` when
+        the server cannot be reached within the pool's timeout. Calls open it anyway."""
+        if True:  # ASYNC
+            pool = self._pool or await self._open_pool()
+        else:
+            pool = self._pool
+        try:
+            await pool.wait(timeout=min(5.0, self._reconnect_s))
+        except PoolTimeout as exc:
+            raise BackendUnavailable(
+                f"could not open a connection to PostgreSQL within "
+                f"{min(5.0, self._reconnect_s):g} s ({exc}); is the server up and the URL right?"
+            ) from exc
+
     async def _run(
         self,
         make: Callable[[], Steps[T]],
@@ -254,9 +270,9 @@ class AsyncPostgresStorage:
     async def prune(self, *, now: datetime, limit: int) -> int:
         return await self._run(lambda: _operator.prune(self._queries, now, limit), what="prune")
 
-    async def pending_counts_by_kind(self) -> dict[str, int]:
+    async def pending_counts_by_kind(self, queues: Sequence[str] = ()) -> dict[str, int]:
         return await self._run(
-            lambda: _operator.pending_counts_by_kind(self._queries),
+            lambda: _operator.pending_counts_by_kind(self._queries, queues),
             what="count pending jobs",
             atomic=False,
         )

@@ -310,7 +310,10 @@ LIMIT %(limit)s
 FOR UPDATE SKIP LOCKED
 
 -- name: pending_counts_by_kind
-SELECT kind, count(*) FROM {schema}.jobs WHERE state = 'pending' GROUP BY kind
+-- NULL queues: every queue.
+SELECT kind, count(*) FROM {schema}.jobs
+WHERE state = 'pending' AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+GROUP BY kind
 
 -- name: ready_counts_of_kinds
 -- Ready jobs (pending, due by now) of the given kinds, per kind: what a starting

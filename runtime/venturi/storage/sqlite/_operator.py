@@ -175,9 +175,11 @@ def stats(
     ]
 
 
-def pending_counts_by_kind(conn: sqlite3.Connection, queries: dict[str, str]) -> dict[str, int]:
+def pending_counts_by_kind(
+    conn: sqlite3.Connection, queries: dict[str, str], queues: Sequence[str] = ()
+) -> dict[str, int]:
     counts: dict[str, int] = {}
-    for kind, count in conn.execute(queries["pending_counts_by_kind"]):
+    for kind, count in conn.execute(queries["pending_counts_by_kind"], (json.dumps(list(queues)),)):
         counts[as_text(kind)] = counts.get(as_text(kind), 0) + count
     return counts
 

@@ -165,6 +165,10 @@ class SqliteStorage:
         self._conn = connect(self.path, synchronous=self._synchronous)
         self._pid = os.getpid()
 
+    def open(self) -> None:
+        """The connection is opened by the constructor: check that the database answers."""
+        self.schema_version()
+
     # -- schema ------------------------------------------------------------------
 
     def migrate(self) -> int:
@@ -250,8 +254,10 @@ class SqliteStorage:
     def prune(self, *, now: datetime, limit: int) -> int:
         return self._write(lambda: _operator.prune(self._conn, self._queries, now, limit))
 
-    def pending_counts_by_kind(self) -> dict[str, int]:
-        return self._read(lambda: _operator.pending_counts_by_kind(self._conn, self._queries))
+    def pending_counts_by_kind(self, queues: Sequence[str] = ()) -> dict[str, int]:
+        return self._read(
+            lambda: _operator.pending_counts_by_kind(self._conn, self._queries, queues)
+        )
 
     # -- queue controls and bulk operations ----------------------------------------
 

@@ -145,8 +145,9 @@ class AsyncSqliteStorage:
             lambda: sync.reclaim_expired(now=now, limit=limit, max_failures=max_failures)
         )
 
-    async def pending_counts_by_kind(self) -> dict[str, int]:
-        return await self._thread.run(self.sync.pending_counts_by_kind)
+    async def pending_counts_by_kind(self, queues: Sequence[str] = ()) -> dict[str, int]:
+        sync = self.sync
+        return await self._thread.run(lambda: sync.pending_counts_by_kind(queues))
 
     async def ready_counts_of_kinds(self, kinds: Sequence[str], *, now: datetime) -> dict[str, int]:
         return await self._thread.run(lambda: self.sync.ready_counts_of_kinds(kinds, now=now))

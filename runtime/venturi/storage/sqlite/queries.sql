@@ -261,7 +261,11 @@ WHERE j.finished_at IS NOT NULL
 GROUP BY j.kind, w.key
 
 -- name: pending_counts_by_kind
-SELECT kind, count(*) FROM jobs WHERE state = 'pending' GROUP BY kind
+-- An empty JSON array of queues: every queue.
+SELECT kind, count(*) FROM jobs
+WHERE state = 'pending'
+  AND (json_array_length(?1) = 0 OR queue IN (SELECT value FROM json_each(?1)))
+GROUP BY kind
 
 -- name: ready_counts_of_kinds
 -- Ready jobs (pending, due by ?2) of the kinds in ?1, per kind: what a starting
