@@ -190,7 +190,7 @@ def _fields(draw: st.DrawFn, model: Model, owner: str, named: list[str], *, carr
             spec = {"type": "enum", "values": draw(st.lists(choices, min_size=1, max_size=3, unique=True))}
             model.inline[f"{owner}.{name}"] = spec["values"]
         if expression == "string" and draw(st.booleans()):
-            spec["max_length"] = draw(st.integers(24, 64))
+            spec["max_length"] = draw(st.integers(64, 200))  # above any text _TEXT draws
         if draw(st.integers(0, 2)) == 0:
             spec["doc"] = draw(_TEXT)
         if carry or draw(st.integers(0, 3)) == 0:
@@ -211,7 +211,8 @@ def _task(draw: st.DrawFn, model: Model, name: str, named: list[str]) -> dict[st
     prefix = f"e{model.index}."
     task: dict[str, Any] = {"kind": prefix + draw(_KIND_TAIL)}
     if _rarely(draw, 5):
-        task["kind"] = draw(_TEXT)  # anything at all: refused unless it happens to be a kind
+        # Anything after the prefix (unique in the batch): refused unless it happens to be a kind.
+        task["kind"] = prefix + draw(_TEXT)
     if draw(st.booleans()):
         task["doc"] = draw(_TEXT)
     if draw(st.integers(0, 3)) == 0:
@@ -239,6 +240,8 @@ def _task(draw: st.DrawFn, model: Model, name: str, named: list[str]) -> dict[st
             task[key] = draw(st.sampled_from(["30s", "1h30m", "7d", "250ms"]))
     if _rarely(draw, 15):
         task["aliases"] = [prefix + "old." + draw(_KIND_TAIL)]
+    if _rarely(draw, 30):
+        task["handle"] = draw(st.sampled_from(["sync", "async"]))
     levels = [f for f, t in model.classes[name].items()
               if set(model.enums.get(t) or model.inline.get(f"{name}.{f}") or ["x"]) <= set(LEVELS)]
     if levels and _rarely(draw, 50):
