@@ -22,7 +22,7 @@ echo "== ruff"
 .venv/bin/ruff check runtime generator tests examples scripts
 echo "== ruff on generated code (the markers that tell users' linters to skip it, ignored)"
 .venv/bin/ruff check --ignore-noqa examples tests/generator/golden
-echo "== mypy --strict (runtime, generator, examples)"
+echo "== mypy --strict (runtime, generator, examples, tests)"
 .venv/bin/mypy
 echo "== pyright --strict (runtime, examples)"
 # No check of PyPI for a newer pyright on every run.

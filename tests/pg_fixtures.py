@@ -64,7 +64,7 @@ def drop_schema(schema: str, admin_url: str = ADMIN_URL) -> None:
     import psycopg
 
     with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')  # type: ignore[arg-type]
+        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from venturi.storage import JobState, Resolution, open_storage
@@ -94,7 +95,7 @@ class Project:
     def check(self, *args: str) -> subprocess.CompletedProcess[str]:
         return run_cli("check-backlog", *args, database=self.database, cwd=self.root)
 
-    def report(self, *args: str) -> tuple[int, dict[str, object]]:
+    def report(self, *args: str) -> tuple[int, dict[str, Any]]:
         result = self.check("--json", *args)
         assert "Traceback" not in result.stderr, result.stderr
         return result.returncode, json.loads(result.stdout)
@@ -134,14 +135,14 @@ def test_a_report_per_kind_with_errors_by_id_and_the_aliases_in_use(project: Pro
     code, report = project.report()
     assert code == 1
     assert report["checked"] == 34 and report["failed"] == 4 and report["unknown"] == 0
-    kinds = {k["kind"]: k for k in report["kinds"]}  # type: ignore[union-attr,index]
+    kinds = {k["kind"]: k for k in report["kinds"]}
     assert kinds["shop.receipt"] == {
         "kind": "shop.receipt", "task": "alias of shop.send_receipt", "alias_of": "shop.send_receipt",
         "jobs": 30, "current": 0, "upgraded": 30, "failed": 0, "payload_versions": {"1": 30},
     }  # fmt: skip
-    assert (kinds["shop.cleanup"]["failed"], kinds["shop.cleanup"]["current"]) == (4, 0)  # type: ignore[index]
-    [error] = report["errors"]  # type: ignore[misc]
-    examples = error.pop("examples")  # type: ignore[union-attr]
+    assert (kinds["shop.cleanup"]["failed"], kinds["shop.cleanup"]["current"]) == (4, 0)
+    [error] = report["errors"]
+    examples = error.pop("examples")
     assert error == {
         "kind": "shop.cleanup", "document": "payload", "error": "CodecError",
         "message": "$.days: expected a string, got number", "jobs": 4,
@@ -169,7 +170,7 @@ def test_upgrade_rewrites_the_upgraded_jobs_and_never_a_running_one(project: Pro
     assert report["upgrade"] == {"rewritten": 30, "skipped": 0}
     code, again = project.report()
     assert code == 0 and again["ok"] is True
-    assert again["kinds"][0]["current"] == 30 and again["kinds"][0]["payload_versions"] == {"2": 30}  # type: ignore[index]
+    assert again["kinds"][0]["current"] == 30 and again["kinds"][0]["payload_versions"] == {"2": 30}
     assert again["errors"] == [] and again["unknown_kinds"] == []
 
 
@@ -181,7 +182,7 @@ def test_a_running_job_is_not_checked_nor_rewritten(project: Project) -> None:
     assert code == 0 and report["checked"] == 0 and report["upgrade"] == {"rewritten": 0, "skipped": 0}
     [row] = [r for r in _rows(project.database) if r[0] == first]
     assert (row[2], row[5]) == ("running", 1)  # still running, still version 1
-    assert report["aliases"][0]["running"] == 2  # type: ignore[index]
+    assert report["aliases"][0]["running"] == 2
 
 
 def test_dead_jobs_on_request_and_every_job_fine_is_exit_0(project: Project) -> None:
@@ -198,8 +199,8 @@ def test_kinds_no_declaration_knows(project: Project) -> None:
     project.declare(V2.split("  Cleanup:")[0])
     code, report = project.report()
     assert code == 1
-    [unknown] = report["unknown_kinds"]  # type: ignore[misc]
-    assert unknown["kind"] == "shop.cleanup" and unknown["jobs"] == 4 and len(unknown["examples"]) == 4  # type: ignore[index]
+    [unknown] = report["unknown_kinds"]
+    assert unknown["kind"] == "shop.cleanup" and unknown["jobs"] == 4 and len(unknown["examples"]) == 4
     assert "unknown kind shop.cleanup: 4 job(s) no declaration knows" in project.check().stdout
 
 

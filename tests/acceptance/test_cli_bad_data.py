@@ -52,8 +52,8 @@ def _raw(database: str, sql: str, params: tuple[Any, ...]) -> None:
 
     schema = database.rsplit("venturi_schema=", 1)[1]
     text = sql.format(jobs=f'"{schema}".jobs', journal=f'"{schema}".journal').replace("?", "%s")
-    with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
-        conn.execute(text, params)  # type: ignore[arg-type]
+    with psycopg.connect(ADMIN_URL, autocommit=True) as pg:
+        pg.execute(text, params)
 
 
 def _bad_rows(database: str) -> dict[str, str]:

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -51,7 +52,7 @@ def _fill(url: str, total: int, already: int) -> None:
             )
 
 
-def _check(url: str) -> tuple[dict[str, object], float, int]:
+def _check(url: str) -> tuple[dict[str, Any], float, int]:
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-c", _MEASURED, "check-backlog", "--json", "--database", url,
@@ -76,11 +77,11 @@ def test_check_backlog_of_a_million_pending_jobs(pg_url: str) -> None:
         stored = total
         with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
             schema = pg_url.rsplit("venturi_schema=", 1)[1]
-            conn.execute(f'VACUUM ANALYZE "{schema}".jobs')  # type: ignore[arg-type]
+            conn.execute(f'VACUUM ANALYZE "{schema}".jobs')
         report, seconds, peak_kib = _check(pg_url)
         assert report["checked"] == total and report["failed"] == 0
-        [kind] = report["kinds"]  # type: ignore[misc]
-        assert kind["upgraded"] == total and kind["alias_of"] == "bench.notify_user"  # type: ignore[index]
+        [kind] = report["kinds"]
+        assert kind["upgraded"] == total and kind["alias_of"] == "bench.notify_user"
         print(
             f"  {total:>9,} jobs: {seconds:5.1f} s wall ({report['seconds']:.1f} s scan), "
             f"{total / seconds:,.0f} jobs/s, peak memory {peak_kib / 1024:.0f} MiB"

@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _admin(schema: str, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
     with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
-        cur = conn.execute(sql.replace("{s}", f'"{schema}"'), params)  # type: ignore[arg-type]
+        cur = conn.execute(sql.replace("{s}", f'"{schema}"'), params)
         return cur.fetchall() if cur.description else []
 
 

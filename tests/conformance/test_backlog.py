@@ -27,6 +27,7 @@ async def test_size_and_batches_in_id_order_up_to_the_last_id(backend: Backend) 
     ids = sorted(await _enqueue(backend, 7))
     count, last = backend.sync.backlog_size(PENDING)
     assert (count, last) == (7, ids[-1])
+    assert last is not None
     await _enqueue(backend, 2)  # after the scan began: beyond `until`, left out
     seen, after = [], ""
     while True:

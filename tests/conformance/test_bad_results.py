@@ -180,7 +180,7 @@ async def test_a_result_the_database_refuses_ends_alone(backend: Backend) -> Non
     queue = Queue(backend.sync, migrate=False)
     ids = [r.job_id for r in queue.enqueue_many([Note(text=f"h{i}") for i in range(40)])]
     storage = Refusing(backend.storage, poisoned=ids[17])
-    worker: Worker[None] = Worker(None, storage, config=_config(claim_batch=40), migrate=False)  # type: ignore[arg-type]
+    worker: Worker[None] = Worker(None, storage, config=_config(claim_batch=40), migrate=False)
     worker.register(Odd())
     stats = await worker.run_until_idle()
     assert (stats.completed, stats.dead, stats.retried) == (39, 1, 0)

@@ -4,9 +4,19 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
+from typing import Self
 
 import pytest
-from venturi import AsyncQueue, EnqueueOutcome, JobState, JournalEvent, Priority, Queue
+from venturi import (
+    AsyncQueue,
+    EnqueueOutcome,
+    JobState,
+    JournalEvent,
+    Merge,
+    Pending,
+    Priority,
+    Queue,
+)
 from venturi._enqueue import utcnow
 from venturi.storage import JobFilter, Resolution
 
@@ -94,7 +104,7 @@ async def test_merge_sees_run_count_and_journal(backend: Backend) -> None:
     seen: list[tuple[int, tuple[JournalEvent, ...], Progress]] = []
 
     class Spy(Digest):
-        def merge(self, existing):
+        def merge(self, existing: Pending[Self, Progress]) -> Merge[Self, Progress]:
             seen.append((existing.run_count, tuple(e.event for e in existing.journal),
                          existing.carry))
             return super().merge(existing)

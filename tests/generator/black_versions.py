@@ -55,6 +55,7 @@ def run_with_black(version: str, args: list[str], **options: object) -> subproce
     """``python ARGS`` with black ``version`` importable ahead of any other."""
     paths = [str(black_path(version)), *filter(None, [os.environ.get("PYTHONPATH")])]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
-    return subprocess.run(
+    done: subprocess.CompletedProcess[str] = subprocess.run(
         [sys.executable, *args], env=env, capture_output=True, text=True, check=False, **options  # type: ignore[call-overload]
     )
+    return done

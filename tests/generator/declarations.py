@@ -54,7 +54,7 @@ _FIELD = st.from_regex(r"[a-z][a-z0-9]{0,7}(_[a-z0-9]{1,5})?", fullmatch=True)
 HOSTILE_TEXT = ['"""', "'''", "\\", '"', "{{ x }}", "{% if %}", "\u2028", "\x85", "#: x", "\x00", "\r\n", "\t",
                 "\\N{BULLET}", "\ufeff", "é", "ﬁeld", "\U0001f600", " ", "x\n", "\\x22"]
 _TEXT = st.one_of(
-    st.text(st.characters(exclude_categories=("Cs",)), max_size=24),
+    st.text(st.characters(exclude_categories=["Cs"]), max_size=24),
     st.lists(st.sampled_from(HOSTILE_TEXT), min_size=1, max_size=4).map("".join),
 )
 _KIND_TAIL = st.from_regex(r"[A-Za-z0-9_][A-Za-z0-9_.:/-]{0,12}", fullmatch=True)
@@ -225,7 +225,7 @@ def _task(draw: st.DrawFn, model: Model, name: str, named: list[str]) -> dict[st
     if draw(st.integers(0, 2)) == 0:
         task["output"] = _fields(draw, model, f"{name}Output", named)
     scalars = [f for f, t in model.classes[name].items() if t in SCALARS]
-    if scalars and draw(st.booleans()):
+    if scalars and draw(st.booleans()) is True:
         key: Any = draw(st.lists(st.sampled_from(scalars), min_size=1, max_size=2, unique=True))
         task["dedup"] = {"key": key[0] if len(key) == 1 else key,
                          "on_collision": draw(st.sampled_from(["keep", "replace", "independent", "custom"]))}

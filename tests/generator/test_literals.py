@@ -35,6 +35,7 @@ def test_docstring_keeps_the_normalized_text_and_is_black_stable(value: str) -> 
     source = f"class A:\n    {docstring(text, '    ')}\n"
     assert format_str(source, mode=MODE) == source
     tree = ast.parse(source)
+    assert isinstance(tree.body[0], ast.ClassDef)
     raw = ast.get_docstring(tree.body[0], clean=False)
     assert raw is not None
     first, *rest = raw.split("\n")

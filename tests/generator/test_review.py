@@ -14,6 +14,7 @@ import json
 import shutil
 import subprocess
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
@@ -96,7 +97,7 @@ def _line_of(project: Project, text: str) -> int:
     return next(n for n, line in enumerate(lines, 1) if line.startswith(text))
 
 
-def _review(project: Project, *args: str) -> tuple[int, dict[str, object]]:
+def _review(project: Project, *args: str) -> tuple[int, dict[str, Any]]:
     result = project.gen("review", "--against", "HEAD", "--format", "json", *args)
     return result.code, json.loads(result.out)
 
@@ -279,14 +280,14 @@ def test_each_rule(project: Project, rule: Rule) -> None:
     line = _line_of(repo, text)
     code, document = _review(repo)
     assert code == rule.exit, document
-    matching = [d for d in document["diagnostics"] if d["code"] == rule.code]  # type: ignore[union-attr,index]
+    matching = [d for d in document["diagnostics"] if d["code"] == rule.code]
     assert len(matching) == 1, document["diagnostics"]
     [finding] = matching
     assert (finding["file"], finding["line"], finding["column"], finding["severity"]) == (DECL, line, column, rule.severity)
     assert rule.words in finding["message"], finding["message"]
     assert tuple(finding["breaks"]) == rule.breaks
     assert finding["fix"]
-    orders = {t["task"]: t["order"] for t in document["tasks"]}  # type: ignore[union-attr,index]
+    orders = {t["task"]: t["order"] for t in document["tasks"]}
     assert orders[rule.task] == rule.order
     # The text report says the same, on stdout.
     result = repo.gen("review", "--against", "HEAD")
@@ -301,7 +302,7 @@ def test_the_upgrade_case_only_warns_because_its_old_shape_matches(repo: Project
     _change(repo, "    payload:\n      order_id: int\n", UPGRADED)
     code, document = _review(repo)
     assert code == 0
-    assert [d["code"] for d in document["diagnostics"]] == ["VERSION_RAISED"]  # type: ignore[union-attr,index]
+    assert [d["code"] for d in document["diagnostics"]] == ["VERSION_RAISED"]
 
 
 @needs_git
@@ -326,8 +327,8 @@ def test_recursive_named_types_are_compared_without_end(project: Project) -> Non
     _change(repo, "      name: string\n", "      name: string\n      depth: int\n")
     code, document = _review(repo)
     assert code == 1
-    [finding] = document["diagnostics"]  # type: ignore[misc]
-    assert finding["code"] == "FIELD_ADDED_REQUIRED" and "'tree.depth'" in finding["message"]  # type: ignore[index]
+    [finding] = document["diagnostics"]
+    assert finding["code"] == "FIELD_ADDED_REQUIRED" and "'tree.depth'" in finding["message"]
 
 
 @needs_git
@@ -382,10 +383,10 @@ def test_json_and_github_formats(repo: Project) -> None:
     _change(repo, "      order_id: int\n", "      order_id: string\n")
     code, document = _review(repo)
     assert code == 1 and document["ok"] is False and document["against"] == "HEAD"
-    [diagnostic] = document["diagnostics"]  # type: ignore[misc]
+    [diagnostic] = document["diagnostics"]
     line = _line_of(repo, "      order_id:")
-    assert (diagnostic["code"], diagnostic["line"], diagnostic["severity"]) == ("TYPE_CHANGED", line, "error")  # type: ignore[index]
-    assert diagnostic["class"] == "breaking" and diagnostic["kind"] == "shop.send_receipt"  # type: ignore[index]
+    assert (diagnostic["code"], diagnostic["line"], diagnostic["severity"]) == ("TYPE_CHANGED", line, "error")
+    assert diagnostic["class"] == "breaking" and diagnostic["kind"] == "shop.send_receipt"
     assert document["tasks"] == [{"task": SEND, "kind": "shop.send_receipt", "file": DECL,
                                   "order": "drain first", "changes": 1}]  # fmt: skip
     result = repo.gen("review", "--against", "HEAD", "--format", "github")

@@ -52,9 +52,9 @@ ORDER BY 1, 2, 3
 
 def _catalog(schema: str) -> list[tuple[Any, ...]]:
     with psycopg.connect(ADMIN_URL) as conn:
-        rows = conn.execute(CATALOG, {"schema": schema}).fetchall()  # type: ignore[arg-type]
+        rows = conn.execute(CATALOG, {"schema": schema}).fetchall()
         versions = conn.execute(
-            f'SELECT version, name FROM "{schema}".schema_version ORDER BY version'  # type: ignore[arg-type]
+            f'SELECT version, name FROM "{schema}".schema_version ORDER BY version'
         ).fetchall()
     return [*rows, *(("version", v, n) for v, n in versions)]
 

@@ -55,14 +55,14 @@ def _explain(
 
     numbered = re.sub(r"%\((\w+)\)s", number, sql)
     conn.execute("DEALLOCATE ALL")
-    conn.execute(f"SET plan_cache_mode = {mode}")  # type: ignore[arg-type]
+    conn.execute(f"SET plan_cache_mode = {mode}")
     types = ", ".join(TYPES[name] for name in names)
-    conn.execute(f"PREPARE venturi_plan ({types}) AS {numbered}")  # type: ignore[arg-type]
+    conn.execute(f"PREPARE venturi_plan ({types}) AS {numbered}")
     args = ", ".join(f"%s::{TYPES[name]}" for name in names)
     # EXECUTE's arguments cannot be server-side parameters: bind them client-side.
     with psycopg.ClientCursor(conn) as cur:
         cur.execute(
-            f"EXPLAIN (FORMAT JSON) EXECUTE venturi_plan({args})",  # type: ignore[arg-type]
+            f"EXPLAIN (FORMAT JSON) EXECUTE venturi_plan({args})",
             [params[name] for name in names],
         )
         row = cur.fetchone()
@@ -86,14 +86,14 @@ def loaded(pg_url: str, pg_schema: str) -> Iterator[tuple[psycopg.Connection[Any
     q = queries(parse(pg_url))
     with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
         conn.execute(
-            f'INSERT INTO "{pg_schema}".jobs (id, kind, queue, priority, state, payload, carry, '  # type: ignore[arg-type]
+            f'INSERT INTO "{pg_schema}".jobs (id, kind, queue, priority, state, payload, carry, '
             "dedup_key, run_at, finished_at) SELECT lpad(g::text, 26, '0'), 'k', 'default', 2, "
             "CASE WHEN g %% 2 = 0 THEN 'pending' ELSE 'completed' END, '{}', '{}', "
             "'key-' || g, now() - interval '1 minute', "
             "CASE WHEN g %% 2 = 0 THEN NULL ELSE now() END FROM generate_series(1, %s) AS g",
             (2 * ROWS,),
         )
-        conn.execute(f'ANALYZE "{pg_schema}".jobs')  # type: ignore[arg-type]
+        conn.execute(f'ANALYZE "{pg_schema}".jobs')
         yield conn, q
 
 
@@ -130,7 +130,7 @@ def test_completion_is_driven_by_primary_key_under_a_generic_plan(
     loaded: tuple[psycopg.Connection[Any], dict[str, str]], pg_schema: str
 ) -> None:
     conn, q = loaded
-    claimed = conn.execute(q["claim"], _claim_params(limit=2_000)).fetchall()  # type: ignore[arg-type]
+    claimed = conn.execute(q["claim"], _claim_params(limit=2_000)).fetchall()
     assert len(claimed) == 2_000
     from venturi._journal import JournalEntry, JournalEvent
     from venturi.storage import Resolution, RunResult

@@ -27,7 +27,7 @@ ROUNDS = 10
 def _pending(schema: str, kind: str, admin_url: str = ADMIN_URL) -> list[tuple[Any, ...]]:
     with psycopg.connect(admin_url) as conn:
         return conn.execute(
-            f"SELECT id, dedup_key FROM \"{schema}\".jobs WHERE kind = %s AND state = 'pending'",  # type: ignore[arg-type]
+            f"SELECT id, dedup_key FROM \"{schema}\".jobs WHERE kind = %s AND state = 'pending'",
             (kind,),
         ).fetchall()
 

@@ -32,7 +32,7 @@ def _forms(schema: str) -> list[str]:
 
 
 def test_each_form_enqueues_into_the_named_schema(pg_schema: str) -> None:
-    ids = []
+    ids: list[str] = []
     for url in _forms(pg_schema):
         with Queue(url) as queue:
             assert isinstance(queue.storage, PostgresStorage)

@@ -50,7 +50,7 @@ async def test_an_enqueue_waiting_for_the_lock_leaves_the_loop_running(tmp_path:
         assert await asyncio.to_thread(locked.wait, 5)
         started = time.monotonic()
         enqueue = asyncio.ensure_future(queue.enqueue(Plain(1)))
-        gaps = await _gaps_while(enqueue)  # type: ignore[arg-type]
+        gaps = await _gaps_while(enqueue)
         waited = time.monotonic() - started
         holder.join()
         result = enqueue.result()

@@ -19,7 +19,7 @@ from tests.unit.test_outcome_resolve import NOW, PLAIN, POLICY, end
 @pytest.mark.parametrize(
     ("build", "message"),
     [
-        (lambda: Outcome.completed_with(123), "note must be a str, got int"),  # type: ignore[arg-type]
+        (lambda: Outcome.completed_with(123), "note must be a str, got int"),  # type: ignore[call-overload]
         (lambda: Outcome.pause_in_with(timedelta(1), b"x"), "note must be a str, got bytes"),  # type: ignore[arg-type]
         (lambda: Outcome.pause_in(30), "resume_in must be a timedelta, got int"),  # type: ignore[arg-type]
         (lambda: TaskError(5, "m"), "code must be a str, got int"),  # type: ignore[arg-type]

@@ -41,7 +41,7 @@ def test_a_carry_into_the_head_changes_the_head(monkeypatch: pytest.MonkeyPatch)
     import venturi._ids as ids
 
     fixed_ms = time.time_ns() // 1_000_000
-    monkeypatch.setattr(ids.time, "time_ns", lambda: fixed_ms * 1_000_000)
+    monkeypatch.setattr(time, "time_ns", lambda: fixed_ms * 1_000_000)  # the clock of _ids
     monkeypatch.setattr(ids, "_last_ms", fixed_ms)
     monkeypatch.setattr(ids, "_last_random", (1 << 20) - 3)  # the low 20 bits wrap at the third id
     monkeypatch.setattr(ids, "_head", ids._head)

@@ -89,6 +89,10 @@ class Storage(Protocol):
     def stats(self, *, now: datetime, windows_minutes: Sequence[int] = (1, 5, 15)) -> list[KindStats]:
         ...
 
+    def pending_counts_by_kind(self) -> dict[str, int]:
+        """Pending jobs per kind."""
+        ...
+
     def prune(self, *, now: datetime, limit: int) -> int:
         """Delete at most ``limit`` terminal jobs whose retention has passed; return how many."""
         ...

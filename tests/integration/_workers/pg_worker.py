@@ -24,7 +24,7 @@ from venturi.storage import ClaimRequest
 from venturi.storage.postgres import AsyncPostgresStorage
 from venturi.worker import Worker, WorkerConfig
 
-from tests.integration._workers.pg_tasks import MarkedHandler, MarkLog
+from tests.integration._workers.pg_tasks import MarkedHandler, MarkLog, RunRecorder
 from tests.integration.tasks import NoopHandler
 
 
@@ -67,8 +67,11 @@ async def _main(args: argparse.Namespace) -> None:
             install_signal_handlers=args.forever,
         )
         log = MarkLog(args.log) if args.log else None
-        worker: Worker[MarkLog | None] = Worker(log, storage, config=config)
-        worker.register(MarkedHandler() if args.handler == "marked" else NoopHandler())
+        worker: Worker[RunRecorder | None] = Worker(log, storage, config=config)
+        if args.handler == "marked":
+            worker.register(MarkedHandler())
+        else:
+            worker.register(NoopHandler())
         print("ready", flush=True)
         await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
         started = time.time()
