@@ -55,7 +55,7 @@ def generator_fingerprint() -> str:
     runtime = importlib.util.find_spec("venturi")
     if runtime is not None and runtime.submodule_search_locations:
         location = Path(next(iter(runtime.submodule_search_locations)))
-        files.extend([location / "_priority.py", location / "_task.py"])
+        files.extend([location / "_priority.py", location / "_task.py", location / "_durations.py"])
     for path in files:
         digest.update(path.name.encode() + b"\0")
         with contextlib.suppress(OSError):

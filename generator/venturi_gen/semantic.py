@@ -22,13 +22,13 @@ from pathlib import Path as FsPath
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any, Protocol
 
+from venturi._durations import parse_ms
 from venturi._priority import Priority
 from venturi._task import RESERVED_KIND_PREFIX
 
 from venturi_gen import names
 from venturi_gen.defaults import DefaultBuilder, DefaultError, StructShape, describe_type
 from venturi_gen.diagnostics import Diagnostic, Severity, has_errors
-from venturi_gen.durations import parse_ms
 from venturi_gen.fields import RawField, key_path_type, parse_fields, resolve_key, struct_edges
 from venturi_gen.loader import Document, Path
 from venturi_gen.model import (
@@ -302,8 +302,12 @@ def build_module(doc: Document, source: FsPath) -> tuple[ModuleDecl | None, list
 def _duration(doc: Document, path: Path, text: str | None, diags: list[Diagnostic]) -> int | None:
     if text is None:
         return None
-    ms = parse_ms(text)
-    if ms is None or ms <= 0:
+    try:
+        ms = parse_ms(text)
+    except ValueError as exc:
+        diags.append(doc.error(path, "INVALID_DURATION", str(exc)))
+        return None
+    if ms <= 0:
         diags.append(doc.error(path, "INVALID_DURATION", f"{text!r}: a duration must be positive"))
         return None
     return ms

@@ -13,7 +13,8 @@ import pytest
 from venturi.cli import main
 from venturi.cli._database import redact
 from venturi.cli._logging import JsonFormatter, TextFormatter
-from venturi.cli._output import format_duration, parse_duration, render_table
+from venturi._durations import format_duration, parse_duration
+from venturi.cli._output import render_table
 
 from tests.acceptance.cli_fixtures import (
     REPO_ROOT,
@@ -116,16 +117,30 @@ def test_main_returns_exit_codes_in_process(capsys: pytest.CaptureFixture[str]) 
         ("5m", timedelta(minutes=5)),
         ("2h", timedelta(hours=2)),
         ("1d", timedelta(days=1)),
-        (" 10s ", timedelta(seconds=10)),
+        ("1h30m", timedelta(hours=1, minutes=30)),
+        ("1m0.5s", timedelta(minutes=1, milliseconds=500)),
+        ("2h05m", timedelta(hours=2, minutes=5)),
+        ("1d03h", timedelta(days=1, hours=3)),
     ],
 )
 def test_parse_duration(text: str, expected: timedelta) -> None:
     assert parse_duration(text) == expected
 
 
-@pytest.mark.parametrize("text", ["", "10", "10x", "s", "-5s", "1e3s", "5 minutes"])
+@pytest.mark.parametrize("text", ["", "10", "10x", "s", "-5s", "1e3s", "5 minutes", " 10s", "1.s"])
 def test_parse_duration_rejects(text: str) -> None:
-    with pytest.raises(ValueError, match="500ms, 30s, 5m, 2h, 1d"):
+    with pytest.raises(ValueError, match="500ms, 1.5s, 90s, 1h30m, 7d"):
+        parse_duration(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [("30m1h", "from the largest to the smallest, each once"), ("1s1s", "each once"),
+     ("0.0005s", "the smallest step is a millisecond"),
+     ("99999999999d", "longer than 36500 days")],
+)
+def test_parse_duration_explains_what_is_wrong(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
         parse_duration(text)
 
 
@@ -142,6 +157,16 @@ def test_parse_duration_rejects(text: str) -> None:
 )
 def test_format_duration(delta: timedelta, text: str) -> None:
     assert format_duration(delta) == text
+
+
+@pytest.mark.parametrize(
+    "delta",
+    [timedelta(milliseconds=850), timedelta(seconds=45), timedelta(minutes=3, seconds=12),
+     timedelta(hours=2, minutes=5), timedelta(days=1, hours=3), timedelta(days=400)],
+)
+def test_what_stats_prints_parses_back(delta: timedelta) -> None:
+    # What `venturi stats` prints is a duration any option reads: one grammar everywhere.
+    assert parse_duration(format_duration(delta)) == delta
 
 
 def test_render_table_aligns_without_trailing_spaces() -> None:

@@ -343,6 +343,22 @@ tasks:
             "(units: ms, s, m, h, d)",
         ],
     ),
+    "duration_units_out_of_order": (
+        HEAD
+        + """\
+tasks:
+  Ship:
+    kind: ship
+    timeout: 30m1h
+    retention: 0.0001s
+""",
+        [
+            "t.yaml:6:14: error[INVALID_DURATION]: invalid duration '30m1h': write the units from the "
+            "largest to the smallest, each once (e.g. 1h30m)",
+            "t.yaml:7:16: error[INVALID_DURATION]: invalid duration '0.0001s': the smallest step is a "
+            "millisecond",
+        ],
+    ),
     "backoff_range_and_zero": (
         HEAD
         + """\

@@ -10,7 +10,7 @@ import argparse
 from datetime import timedelta
 from typing import TypeAlias
 
-from venturi.cli._output import parse_duration
+from venturi._durations import parse_duration
 
 #: What ``add_subparsers`` returns; argparse names no public type for it.
 SubParsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"  # pyright: ignore[reportPrivateUsage]

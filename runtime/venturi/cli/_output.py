@@ -1,4 +1,4 @@
-"""How the ``venturi`` command reads durations and writes what it found.
+"""How the ``venturi`` command writes what it found (durations: ``venturi._durations``).
 
 Every command prints either an aligned text table (for people) or JSON (for
 scripts, with ``--json``). Keeping the formatting here keeps the command
@@ -9,67 +9,27 @@ a duration or a missing value looks.
 from __future__ import annotations
 
 import json
-import re
 import sys
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from venturi._priority import Priority
 from venturi._storable import safe_text
 
-_DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)\s*")  # fullmatch, never "$"
-_UNITS = {
-    "ms": timedelta(milliseconds=1),
-    "s": timedelta(seconds=1),
-    "m": timedelta(minutes=1),
-    "h": timedelta(hours=1),
-    "d": timedelta(days=1),
-}
-DURATION_HELP = "a number with a unit: 500ms, 30s, 5m, 2h, 1d"
-
 #: Shown in a table cell that has no value.
 NONE = "-"
 
 
-#: The longest duration a command takes: a century is longer than any lease or retention.
-MAX_DURATION = timedelta(days=36500)
-
-
-def parse_duration(text: str) -> timedelta:
-    """``"500ms"``, ``"30s"``, ``"1.5m"``, ``"2h"``, ``"1d"`` -> ``timedelta``; ValueError otherwise."""
-    match = _DURATION.fullmatch(text)
-    if match is None:
-        raise ValueError(f"invalid duration {text!r}: use {DURATION_HELP}")
-    amount, unit = float(match.group(1)), _UNITS[match.group(2)]
-    if amount * unit.total_seconds() > MAX_DURATION.total_seconds():
-        raise ValueError(f"duration {text!r} is longer than {MAX_DURATION.days} days")
-    return amount * unit
-
-
-def format_duration(delta: timedelta) -> str:
-    """A short human duration: ``850ms``, ``45s``, ``3m12s``, ``2h05m``, ``1d03h``."""
-    total_ms = max(0, round(delta.total_seconds() * 1000))
-    if total_ms < 1000:
-        return f"{total_ms}ms"
-    seconds = total_ms // 1000
-    if seconds < 60:
-        return f"{seconds}s"
-    minutes, seconds = divmod(seconds, 60)
-    if minutes < 60:
-        return f"{minutes}m{seconds:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    if hours < 24:
-        return f"{hours}h{minutes:02d}m"
-    days, hours = divmod(hours, 24)
-    return f"{days}d{hours:02d}h"
-
-
-def format_time(moment: datetime | None) -> str:
-    """UTC, to the second, for tables: ``2025-01-31 12:00:05Z``."""
+def format_time(moment: datetime | None, *, milliseconds: bool = False) -> str:
+    """UTC, to the second for tables (``2025-01-31 12:00:05Z``), or to the millisecond
+    (``2025-01-31 12:00:05.042Z``) where runs a few milliseconds apart must stay apart."""
     if moment is None:
         return NONE
-    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+    utc = moment.astimezone(UTC)
+    if milliseconds:
+        return f"{utc:%Y-%m-%d %H:%M:%S}.{utc.microsecond // 1000:03d}Z"
+    return utc.strftime("%Y-%m-%d %H:%M:%SZ")
 
 
 def iso(moment: datetime | None) -> str | None:

@@ -13,9 +13,10 @@ from typing import Any
 
 from venturi._bulk import queue_name
 from venturi._clock import utcnow
+from venturi._durations import format_duration
 from venturi.cli._args import SubParsers
 from venturi.cli._database import add_database_option, open_storage
-from venturi.cli._output import NONE, format_duration, format_time, iso, write_json, write_table
+from venturi.cli._output import NONE, format_time, iso, write_json, write_table
 from venturi.errors import ConfigurationError
 from venturi.storage._types import QueueStats
 

@@ -16,7 +16,8 @@ from venturi._clock import utcnow
 from venturi.cli import _queues
 from venturi.cli._args import SubParsers
 from venturi.cli._database import add_database_option, open_storage
-from venturi.cli._output import NONE, format_duration, iso, write_json, write_table
+from venturi._durations import format_duration
+from venturi.cli._output import NONE, iso, write_json, write_table
 from venturi.storage._types import JobState, KindStats
 
 WINDOWS = (1, 5, 15)

@@ -36,7 +36,7 @@ from venturi.cli._args import SubParsers, comma_list, duration, duration_or_zero
 from venturi.cli._database import add_database_option, check_reachable, redact
 from venturi.cli._errors import UsageError
 from venturi.cli._logging import LEVELS, configure
-from venturi.cli._output import DURATION_HELP
+from venturi._durations import HELP as DURATION_HELP
 from venturi.errors import ConfigurationError
 from venturi.storage._url import ENV_VAR, resolve_url, url_scheme
 from venturi.worker import Worker
