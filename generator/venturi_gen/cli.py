@@ -38,20 +38,53 @@ if TYPE_CHECKING:
 _GEN_DEPENDENCIES = frozenset({"yaml", "jinja2", "jsonschema", "black"})
 _LISTED = 25  # files listed by name after a generation
 
+_USAGE = """\
+venturi-gen [INPUT ...] [--check] [--format text|json|github] [--config PYPROJECT] [--no-cache]
+       venturi-gen review --against REV_OR_DIR [--format text|json|github] [--config PYPROJECT]
+       venturi-gen schema [--path]
+       venturi-gen --version"""
+
 _EPILOG = """\
+commands:
+  (none)   validate the declarations and generate code (or, with --check, compare it)
+  review   what a declaration change does to jobs already stored (venturi-gen review --help)
+  schema   print the declaration JSON Schema, or with --path where it is installed
+
 exit status: 0 ok, 1 declaration errors or stale output (--check), 2 usage or internal error.
 Reference of the declaration format: docs/declarations.md. JSON Schema: `venturi-gen schema --path`.
 """
 
 
+class _Version(argparse.Action):
+    """``--version``, reading the installed version only when asked (importlib.metadata is slow)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        installed = "unknown"  # a source tree on sys.path, not installed
+        for distribution in ("venturi-gen", "venturi"):
+            try:
+                installed = version(distribution)
+                break
+            except PackageNotFoundError:
+                continue
+        print(f"{parser.prog} {installed}")
+        parser.exit()
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="venturi-gen",
-        description="Validate venturi task declarations (YAML) and generate typed Python: "
+        usage=_USAGE,
+        description="Validate venturi task declarations (YAML) and generate typed Python:\n"
         "producer modules, worker interfaces and handler stubs.",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action=_Version)
     parser.add_argument(
         "inputs", nargs="*", type=Path, metavar="INPUT",
         help="declaration files (default: [tool.venturi] inputs in pyproject.toml)",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from venturi.storage import Resolution
@@ -100,6 +101,8 @@ def test_show_has_payload_carry_error_and_every_journal_entry(database: str) -> 
         '{"disk":"/dev/sda1","free":0}',
     ):
         assert fragment in out, f"{fragment!r} not in:\n{out}"
+    # Journal times to the millisecond: runs a few milliseconds apart stay apart.
+    assert re.search(r"  \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}Z  run 1  dead\n", out), out
 
     data = json.loads(run_cli("jobs", "show", job_id, "--json", database=database).stdout)
     assert data["id"] == job_id
@@ -166,6 +169,26 @@ def test_retry_sends_a_dead_job_back_to_pending(database: str) -> None:
     assert_error(
         run_cli("jobs", "retry", dead_id, database=database), 1, "is pending", "dead or cancelled"
     )
+
+
+def test_cancel_and_retry_print_json_and_a_retry_clears_the_old_error(database: str) -> None:
+    migrate(database)
+    dead_id = _dead_job(database)
+
+    retried = run_cli("jobs", "retry", dead_id, "--json", database=database)
+    assert_ok(retried)
+    document = json.loads(retried.stdout)
+    assert document["result"] == "pending"
+    assert (document["job"]["id"], document["job"]["state"]) == (dead_id, "pending")
+    # The error that killed it is history now (the journal keeps it), not the job's state.
+    assert (document["job"]["error_code"], document["job"]["error_message"]) == (None, None)
+    assert [e["error_code"] for e in document["job"]["journal"]] == ["disk_full", None]
+
+    cancelled = json.loads(run_cli("jobs", "cancel", dead_id, "--json", database=database).stdout)
+    assert cancelled["result"] == "cancelled"
+    assert (cancelled["job"]["state"], cancelled["job"]["error_code"]) == ("cancelled", None)
+    again = json.loads(run_cli("jobs", "cancel", dead_id, "--json", database=database).stdout)
+    assert again["result"] == "already_cancelled"
 
 
 def test_retry_a_cancelled_job(database: str) -> None:

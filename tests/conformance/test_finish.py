@@ -41,6 +41,42 @@ async def test_completed(backend: Backend) -> None:
     assert held == set()
 
 
+async def test_completed_keeps_the_carry_its_last_run_left(backend: Backend) -> None:
+    # A multi-step job that completes shows where its work ended, not where its last run began.
+    job = await claim_one(backend, Digest("g"))
+    now = utcnow()
+    done = result(job, Resolution.COMPLETED, now=now, carry=CARRY, purge_after=now + timedelta(days=1))
+    assert await backend.storage.finish([done], now=now) == [True]
+    stored = await backend.storage.get(job.id)
+    assert stored is not None
+    assert (stored.state, stored.carry) == (JobState.COMPLETED, CARRY)
+    assert stored.carry != job.carry
+    # Without a carry in the result (the run never touched it), the stored one stays.
+    other = await claim_one(backend, Digest("h"))
+    plain = result(other, Resolution.COMPLETED, now=now, purge_after=now + timedelta(days=1))
+    assert await backend.storage.finish([plain], now=now) == [True]
+    kept = await backend.storage.get(other.id)
+    assert kept is not None and kept.carry == other.carry
+
+
+async def test_retrying_a_dead_job_clears_its_error(backend: Backend) -> None:
+    job = await claim_one(backend)
+    now = utcnow()
+    dead = result(job, Resolution.DEAD, now=now, error_code="gone", error_message="410",
+                  purge_after=now + timedelta(days=7))
+    assert await backend.storage.finish([dead], now=now) == [True]
+    assert await backend.storage.retry(job.id, now=now)
+    pending = await backend.storage.get(job.id)
+    assert pending is not None
+    assert (pending.state, pending.error_code, pending.error_message) == (JobState.PENDING, None, None)
+    # The failure stays in the journal, and a cancel now shows no error of a run before.
+    assert [e.error_code for e in pending.journal if e.is_failure] == ["gone"]
+    await backend.storage.cancel(job.id, now=now)
+    cancelled = await backend.storage.get(job.id)
+    assert cancelled is not None
+    assert (cancelled.state, cancelled.error_code, cancelled.error_message) == (JobState.CANCELLED, None, None)
+
+
 async def test_paused_returns_to_pending_with_the_new_carry(backend: Backend) -> None:
     job = await claim_one(backend, Digest("g"))
     now = utcnow()

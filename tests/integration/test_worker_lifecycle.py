@@ -72,7 +72,8 @@ async def test_retries_with_backoff_then_success(db: Path, queue: Queue) -> None
     stats = await stop(worker, task)
     assert stats.retried == 4 and stats.completed == 1
     assert info.run_count == 5 and info.failure_count == 4
-    assert info.carry.n == 4  # persisted at each of the 4 retries (a completion keeps none)
+    # Persisted at each of the 4 retries, and by the completion: the carry its last run left.
+    assert info.carry.n == 5
     events = [entry.event for entry in info.journal]
     assert events == [JournalEvent.FAILED] * 4 + [JournalEvent.COMPLETED]
     failed = info.journal[:4]

@@ -86,6 +86,26 @@ class Typed(Task[Steps]):
         return cls()
 
 
+@dataclass(frozen=True, slots=True)
+class Stepped(Task[Steps]):
+    KIND: ClassVar[str] = "unit_resolve_stepped"
+    CARRY: ClassVar[type[Any]] = Steps
+
+    def to_json(self) -> Any:
+        return {}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Self:
+        return cls()
+
+
+class SteppedHandler(Handler[Stepped, Steps, None]):
+    TASK = Stepped
+
+    async def handle(self, task: Stepped, ctx: Context[Steps], state: None) -> Outcome[Any]:
+        return Outcome.completed()
+
+
 class PlainHandler(Handler[Plain, Any, None]):
     TASK = Plain
 
@@ -101,6 +121,7 @@ class TypedHandler(Handler[Typed, Steps, None]):
 
 
 PLAIN = registration_for(PlainHandler())
+STEPPED = registration_for(SteppedHandler())
 TYPED = registration_for(TypedHandler())
 
 
@@ -141,6 +162,15 @@ def test_completed_plain() -> None:
     assert result.purge_after == NOW + timedelta(days=7)  # the worker's default retention
 
 
+@pytest.mark.parametrize("batch", [False, True])
+def test_completed_persists_the_carry_its_run_left(batch: bool) -> None:
+    # A plain completion is resolve_batch's fast path: it must not drop a carry the run moved.
+    ended = end(STEPPED, outcome=Outcome.completed(), carry=Steps(3))
+    result = resolve_batch([ended], now=NOW, policy=POLICY)[0] if batch else resolve(ended, now=NOW, policy=POLICY)
+    assert result.resolution is Resolution.COMPLETED
+    assert result.carry == '{"done":3}'
+
+
 def test_completed_with_note_attachment_and_typed_output() -> None:
     result = resolve(
         end(
@@ -156,7 +186,7 @@ def test_completed_with_note_attachment_and_typed_output() -> None:
     assert result.output == '{"size":412}'
     assert result.journal_entry.note == "fetched"
     assert result.journal_entry.attachment == {"bytes": 412, "status": 304}
-    assert result.carry is None  # a finished job's carry is no longer needed
+    assert result.carry == '{"done":3}'  # where the work ended, shown by `jobs show` and get()
     assert result.purge_after == NOW + timedelta(days=30)  # the task's own RETENTION
 
 

@@ -52,6 +52,24 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see '{self.prog} --help')")
 
 
+class _Version(argparse.Action):
+    """``--version``, reading the installed version only when asked: importlib.metadata costs
+    tens of milliseconds to import, which every other command would pay."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            installed = version("venturi")
+        except PackageNotFoundError:  # pragma: no cover - running from a source tree
+            installed = "unknown"
+        print(f"{PROG} {installed}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=PROG,
@@ -59,13 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        installed = version("venturi")
-    except PackageNotFoundError:  # pragma: no cover - running from a source tree
-        installed = "unknown"
-    parser.add_argument("--version", action="version", version=f"{PROG} {installed}")
+    parser.add_argument("--version", action=_Version)
     parser.add_argument(
         "-v",
         "--verbose",

@@ -133,7 +133,7 @@ def _field(out: TextIO, label: str, value: str) -> None:
 
 
 def _write_entry(entry: JournalEntry, out: TextIO) -> None:
-    out.write(f"  {format_time(entry.at)}  run {entry.run}  {entry.event}\n")
+    out.write(f"  {format_time(entry.at, milliseconds=True)}  run {entry.run}  {entry.event}\n")
     details: list[tuple[str, str]] = []
     if entry.decision:
         details.append(("decision", entry.decision))

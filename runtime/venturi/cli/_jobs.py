@@ -14,14 +14,15 @@ from typing import TypeVar
 
 from venturi._bulk import DEFAULT_BATCH_SIZE, BulkAction
 from venturi._clock import utcnow
+from venturi._durations import HELP as DURATION_HELP
 from venturi._queue import Queue
 from venturi.cli._args import SubParsers, comma_list, duration, positive_int
 from venturi.cli._database import add_database_option, open_storage
 from venturi.cli._errors import CliError, UsageError
 from venturi.cli._job_view import LIST_HEADERS, job_json, list_row, write_details
-from venturi.cli._output import DURATION_HELP, write_json, write_table
+from venturi.cli._output import write_json, write_table
 from venturi.errors import ConfigurationError, JobNotFound
-from venturi.storage._types import CancelOutcome, JobCount, JobFilter, JobState
+from venturi.storage._types import CancelOutcome, JobCount, JobFilter, JobState, StoredJob
 
 T = TypeVar("T")
 
@@ -86,6 +87,7 @@ def register(commands: SubParsers) -> None:
     )
     add_database_option(cancel)
     cancel.add_argument("job_id", metavar="ID", nargs="?")
+    _add_json_option(cancel)
     _add_bulk_options(cancel, "pending,running")
     cancel.set_defaults(handler=run_cancel)
 
@@ -100,8 +102,18 @@ def register(commands: SubParsers) -> None:
     )
     add_database_option(retry)
     retry.add_argument("job_id", metavar="ID", nargs="?")
+    _add_json_option(retry)
     _add_bulk_options(retry, "dead,cancelled")
     retry.set_defaults(handler=run_retry)
+
+
+def _add_json_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object: for a job, the result and the job after it (as jobs show "
+        "--json has it); for a selection, the counts",
+    )
 
 
 def _add_bulk_options(parser: argparse.ArgumentParser, states: str) -> None:
@@ -183,8 +195,13 @@ def _bulk_requested(args: argparse.Namespace, action: BulkAction) -> bool:
 def _run_bulk(args: argparse.Namespace, action: BulkAction) -> int:
     verb = {BulkAction.CANCEL: "cancelled", BulkAction.RETRY: "sent back to pending"}[action]
 
+    matched: dict[str, int] = {}
+
     def counted(count: JobCount) -> None:
-        parts = ", ".join(f"{state.value}: {n}" for state, n in sorted(count.by_state.items()))
+        matched.update({state.value: n for state, n in sorted(count.by_state.items())})
+        if args.json:
+            return
+        parts = ", ".join(f"{state}: {n}" for state, n in matched.items())
         print(f"{count.total} job{'' if count.total == 1 else 's'} match" + (f" ({parts})" if parts else ""))
         sys.stdout.flush()
 
@@ -202,7 +219,13 @@ def _run_bulk(args: argparse.Namespace, action: BulkAction) -> int:
             )  # fmt: skip
         except ConfigurationError as exc:  # a selection the action cannot apply to
             raise UsageError(str(exc)) from None
-    if args.dry_run:
+    if args.json:
+        write_json({
+            "result": "dry_run" if args.dry_run else verb.replace(" ", "_"),
+            "matched": sum(matched.values()), "matched_by_state": matched,
+            "changed": 0 if args.dry_run else outcome.changed, "batches": outcome.batches,
+        })  # fmt: skip
+    elif args.dry_run:
         print(f"dry run: nothing {verb}")
     else:
         batches = f" in {outcome.batches} batch{'' if outcome.batches == 1 else 'es'}" if outcome.batches else ""
@@ -210,20 +233,30 @@ def _run_bulk(args: argparse.Namespace, action: BulkAction) -> int:
     return 0
 
 
+def _report(args: argparse.Namespace, result: str, message: str, job: StoredJob | None) -> None:
+    """One line for people, or with ``--json`` the result and the job as ``jobs show`` has it."""
+    if args.json:
+        write_json({"result": result, "job": None if job is None else job_json(job, with_journal=True)})
+    else:
+        print(message)
+
+
 def run_cancel(args: argparse.Namespace) -> int:
     if _bulk_requested(args, BulkAction.CANCEL):
         return _run_bulk(args, BulkAction.CANCEL)
     with open_storage(args.database) as storage:
         outcome = storage.cancel(args.job_id, now=utcnow())
-        job = storage.get(args.job_id) if outcome is CancelOutcome.ALREADY_FINISHED else None
+        job = storage.get(args.job_id) if outcome is not CancelOutcome.NOT_FOUND else None
     if outcome is CancelOutcome.NOT_FOUND:
         raise JobNotFound(f"no job with id {args.job_id!r}")
     if outcome is CancelOutcome.CANCELLED:
-        print(f"cancelled job {args.job_id}")
+        _report(args, "cancelled", f"cancelled job {args.job_id}", job)
     elif outcome is CancelOutcome.FENCED:
-        print(f"cancelled running job {args.job_id}; its worker's lease is revoked")
+        _report(
+            args, "lease_revoked", f"cancelled running job {args.job_id}; its worker's lease is revoked", job
+        )
     elif job is not None and job.state is JobState.CANCELLED:
-        print(f"job {args.job_id} was already cancelled")
+        _report(args, "already_cancelled", f"job {args.job_id} was already cancelled", job)
     else:
         state = job.state.value if job is not None else "finished"
         raise CliError(f"job {args.job_id} is already {state}; nothing to cancel")
@@ -241,9 +274,10 @@ def run_retry(args: argparse.Namespace) -> int:
             raise CliError(
                 f"job {args.job_id} is {job.state.value}; only dead or cancelled jobs can be retried"
             )
-        if not storage.retry(args.job_id, now=utcnow()):
-            current = storage.get(args.job_id)
+        retried = storage.retry(args.job_id, now=utcnow())
+        current = storage.get(args.job_id)
+        if not retried:
             state = current.state.value if current is not None else "gone"
             raise CliError(f"job {args.job_id} could not be retried: it is now {state}")
-    print(f"job {args.job_id} is pending again")
+    _report(args, "pending", f"job {args.job_id} is pending again", current)
     return 0

@@ -13,10 +13,10 @@ from datetime import datetime
 from typing import Any
 
 from venturi._clock import utcnow
+from venturi._durations import format_duration
 from venturi.cli import _queues
 from venturi.cli._args import SubParsers
 from venturi.cli._database import add_database_option, open_storage
-from venturi._durations import format_duration
 from venturi.cli._output import NONE, iso, write_json, write_table
 from venturi.storage._types import JobState, KindStats
 

@@ -31,12 +31,12 @@ import signal
 from types import FrameType
 from typing import Any
 
+from venturi._durations import HELP as DURATION_HELP
 from venturi.cli._app import load_worker
 from venturi.cli._args import SubParsers, comma_list, duration, duration_or_zero, positive_int
 from venturi.cli._database import add_database_option, check_reachable, redact
 from venturi.cli._errors import UsageError
 from venturi.cli._logging import LEVELS, configure
-from venturi._durations import HELP as DURATION_HELP
 from venturi.errors import ConfigurationError
 from venturi.storage._url import ENV_VAR, resolve_url, url_scheme
 from venturi.worker import Worker

@@ -190,7 +190,7 @@ def resolve(end: RunEnd, *, now: datetime, policy: Policy) -> RunResult:
 
 def resolve_batch(ends: list[RunEnd], *, now: datetime, policy: Policy) -> list[RunResult]:
     """``resolve`` for a batch sharing one ``now``, with a fast path for the commonest run:
-    completed, no output, note or attachment."""
+    completed, no output, note, attachment or carry."""
     results: list[RunResult] = []
     append = results.append
     purge_after: dict[timedelta | None, datetime] = {}
@@ -202,6 +202,7 @@ def resolve_batch(ends: list[RunEnd], *, now: datetime, policy: Policy) -> list[
             outcome is _COMPLETED_PLAIN
             and end.attachment is None
             and reg.output_cls is None
+            and (reg.no_carry or end.carry is KEEP_CARRY)
             and not end.released
             and not end.returned
         ):
@@ -273,6 +274,8 @@ def _completed(
         now,
         note,
         attachment,
+        # The carry as the last run left it: a completed job shows where its work ended.
+        carry=None if end.reg.no_carry else encode_carry(end),
         output=output,
         purge_after=later(now, _retention(end.reg, policy)),
     )

@@ -253,13 +253,13 @@ def _end_run_row(
     }
     if at_per_row:
         row["at"] = aware(entry.at).isoformat()
+    if result.carry is not None:  # a pause, a retry, or a completion that moved the carry
+        row["ca"] = result.carry
     if state == "pending":
         if resolution is Resolution.RETURNED:
             row["rc"] = -1  # never started: the claim's run is given back
         if result.run_at is not None:  # left out: the job keeps its run_at (end_runs)
             row["ra"] = aware(result.run_at).isoformat()
-        if result.carry is not None:
-            row["ca"] = result.carry
     elif pa_per_row and result.purge_after is not None:
         row["pa"] = result.purge_after.isoformat()
     if resolution in _FAILURES:

@@ -357,10 +357,13 @@ SELECT u.id, u.journal_count, %(at)s, %(run)s, %(event)s, %(note)s FROM u
 
 -- name: retry_job
 -- Back to pending from dead or cancelled, giving up the dedup key if a newer
--- pending job holds it (the same rule as end_runs).
+-- pending job holds it (the same rule as end_runs). The error that ended the
+-- job is cleared: it stays in the journal, and a job that fails again gets
+-- its own (a cancel after the retry must not show the old one).
 WITH u AS (
     UPDATE {schema}.jobs AS j
     SET state = 'pending', run_at = %(now)s, finished_at = NULL, purge_after = NULL,
+        error_code = NULL, error_message = NULL,
         journal_count = j.journal_count + 1,
         dedup_key = CASE
             WHEN j.dedup_key IS NOT NULL AND EXISTS (

@@ -115,7 +115,7 @@ def _finish_checked(
 def _completion_params(result: RunResult, now_s: float, memo: EpochMemo) -> tuple[Any, ...]:
     return (
         result.job_id, result.lease_token, result.output, result.error_code,
-        result.error_message, now_s, memo.optional(result.purge_after),
+        result.error_message, now_s, memo.optional(result.purge_after), result.carry,
     )
 
 

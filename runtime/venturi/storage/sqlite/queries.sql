@@ -175,10 +175,11 @@ WHERE id = ?1 AND lease_token = ?2 AND state = 'running'
 
 -- name: complete_run
 -- end_run for the common case, a completion: touching fewer columns (no
--- run_at, carry, failure_count or dedup_key) saves about 1 µs per job.
--- ?3 output, ?4/?5 error, ?6 finished_at, ?7 purge_after.
+-- run_at, failure_count or dedup_key) saves about 1 µs per job.
+-- ?3 output, ?4/?5 error, ?6 finished_at, ?7 purge_after, ?8 carry (NULL keeps it).
 UPDATE jobs
 SET state = 'completed',
+    carry = coalesce(?8, carry),
     output = ?3,
     error_code = ?4,
     error_message = ?5,
@@ -222,9 +223,12 @@ WHERE id = ?1
 
 -- name: retry_job
 -- Back to pending from dead or cancelled, giving up the dedup key if a newer
--- pending job holds it (the same rule as end_run).
+-- pending job holds it (the same rule as end_run). The error that ended the
+-- job is cleared: it stays in the journal, and a job that fails again gets
+-- its own (a cancel after the retry must not show the old one).
 UPDATE jobs
 SET state = 'pending', run_at = ?2, finished_at = NULL, purge_after = NULL,
+    error_code = NULL, error_message = NULL,
     journal_count = journal_count + 1,
     dedup_key = CASE
         WHEN dedup_key IS NOT NULL AND EXISTS (
