@@ -35,6 +35,7 @@ _MODULE_OF = {
     "Generic": "typing",
     "Literal": "typing",
     "Self": "typing",
+    "TYPE_CHECKING": "typing",
     "TypeAlias": "typing",
     "TypeVar": "typing",
     "UUID": "uuid",

@@ -10,7 +10,6 @@ reproduced exactly from the journal.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -27,6 +26,8 @@ def fibonacci(n: int) -> int:
 
 def jitter_unit(job_id: str, attempt: int) -> float:
     """A number in [0, 1) derived from the job id and attempt, stable across machines."""
+    import hashlib  # here: a producer never computes a delay, and loading OpenSSL costs ~2 ms
+
     digest = hashlib.blake2b(f"{job_id}:{attempt}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big") / 2**64
 

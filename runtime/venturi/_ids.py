@@ -16,7 +16,6 @@ its order in claims.
 from __future__ import annotations
 
 import os
-import secrets
 import threading
 import time
 
@@ -77,4 +76,4 @@ def new_job_ids(count: int) -> list[str]:
 
 
 def new_lease_token() -> str:
-    return secrets.token_hex(16)
+    return os.urandom(16).hex()  # what secrets.token_hex does, without importing hmac/hashlib

@@ -22,12 +22,15 @@ import datetime as dt
 import decimal
 import json
 import math
+import sys
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar, cast
 
-import ulid
+if TYPE_CHECKING:
+    import ulid
+
 
 from venturi._storable import first_bad_string
 from venturi.errors import VenturiError
@@ -308,10 +311,25 @@ def expect_uuid(data: Any, path: str) -> uuid.UUID:
         raise CodecError(path, f"expected a UUID, got {text!r}") from None
 
 
+def _ulid_class() -> type[ulid.ULID]:
+    """python-ulid's ``ULID``, imported on first use: importing python-ulid imports
+    importlib.metadata, most of what ``import venturi`` would otherwise cost, and a
+    producer that never decodes a ULID has no need of it."""
+    from ulid import ULID
+
+    return ULID
+
+
+def _is_ulid(value: Any) -> bool:
+    # No ULID instance can exist before python-ulid is imported: no need to import it to ask.
+    module = sys.modules.get("ulid")
+    return module is not None and isinstance(value, module.ULID)
+
+
 def expect_ulid(data: Any, path: str) -> ulid.ULID:
     text = expect_str(data, path)
     try:
-        return ulid.ULID.from_str(text)
+        return _ulid_class().from_str(text)
     except ValueError:
         raise CodecError(path, f"expected a ULID, got {text!r}") from None
 
@@ -412,7 +430,8 @@ def encode_uuid(value: Any, path: str) -> str:
 
 
 def encode_ulid(value: Any, path: str) -> str:
-    _expect_instance(value, path, ulid.ULID, "a ULID")
+    if not _is_ulid(value):
+        _expect_instance(value, path, _ulid_class(), "a ULID")  # raises, naming what it got
     return str(value)
 
 
@@ -570,7 +589,7 @@ def _key_part(value: Any) -> str:
         return value
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, int | float | decimal.Decimal | uuid.UUID | ulid.ULID):
+    if isinstance(value, int | float | decimal.Decimal | uuid.UUID) or _is_ulid(value):
         return str(value)
     if isinstance(value, dt.datetime):
         encode_datetime(value)  # rejects a naive datetime

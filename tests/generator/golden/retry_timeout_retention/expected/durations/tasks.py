@@ -15,10 +15,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
-from ulid import ULID
 from venturi import Backoff, NoCarry, Priority, Task, codec
+
+if TYPE_CHECKING:
+    from ulid import ULID
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -16,11 +16,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 from uuid import UUID
 
-from ulid import ULID
 from venturi import NoCarry, Priority, Task, codec
+
+if TYPE_CHECKING:
+    from ulid import ULID
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

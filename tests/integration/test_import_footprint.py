@@ -1,0 +1,46 @@
+"""What ``import venturi`` loads: the producer side only, and nothing heavy it does not use.
+
+A web process imports venturi at start-up and a CLI imports it on every call,
+so the package root must not pull in the worker, a database driver, or
+modules that cost tens of milliseconds for nothing (python-ulid imports
+importlib.metadata; hashlib loads OpenSSL). The figures are in
+tests/benchmarks/test_import_bench.py; this checks the cause, not the clock.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+NOT_IMPORTED = ["venturi.worker", "venturi.storage.sqlite", "venturi.storage.postgres", "psycopg",
+                "sqlite3", "ulid", "importlib.metadata", "hashlib", "asyncio"]
+
+
+@pytest.mark.parametrize("statement", ["import venturi", "from venturi import Queue, Task, codec"])
+def test_the_package_root_imports_only_what_a_producer_needs(statement: str) -> None:
+    code = f"import json, sys\n{statement}\nprint(json.dumps(sorted(sys.modules)))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(json.loads(result.stdout))
+    assert [m for m in NOT_IMPORTED if m in loaded] == []
+
+
+def test_ulid_codecs_work_without_importing_python_ulid_first() -> None:
+    # The codec imports python-ulid when it first needs the type, not before.
+    code = """
+import sys
+from venturi import codec
+assert "ulid" not in sys.modules
+value = codec.ULID.decode("01HZX3Y5F2Q7K9M8N6P4R2T0VW", "$")
+assert codec.ULID.encode(value, "$") == "01HZX3Y5F2Q7K9M8N6P4R2T0VW"
+assert codec.key_text(value) == "01HZX3Y5F2Q7K9M8N6P4R2T0VW"
+try:
+    codec.ULID.encode("01HZX3Y5F2Q7K9M8N6P4R2T0VW", "$.id")
+except codec.CodecError as exc:
+    print(exc)
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "$.id: expected a ULID, got str"
