@@ -11,12 +11,12 @@ if [ ! -x .venv/bin/python ]; then
   echo "== creating .venv ($("$PYTHON" --version))"
   "$PYTHON" -m venv .venv
 fi
-# Install once per version of pyproject.toml (the install is editable: code changes need none).
+# Install once per version of the two pyproject.toml files (editable: code changes need none).
 stamp=.venv/.venturi-demo-installed
-want=$(cksum < pyproject.toml)
+want=$(cat pyproject.toml generator/pyproject.toml | cksum)
 if [ ! -x .venv/bin/venturi-gen ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  echo "== installing venturi and venturi-gen into .venv: pip install -e '.[gen]'"
-  if ! .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[gen]' \
+  echo "== installing venturi and venturi-gen into .venv: pip install -e '.[gen]' -e ./generator"
+  if ! .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[gen]' -e ./generator \
       >.venv/pip-install.log 2>&1; then
     cat .venv/pip-install.log >&2
     exit 1

@@ -227,5 +227,5 @@ def test_the_generated_code_safety_net_refuses_code_that_does_not_compile(
 
 
 def test_schema_file_is_valid_json() -> None:
-    path = Path(schema_check.__file__).parents[2] / "schemas" / schema_check.SCHEMA_FILE
+    path = Path(schema_check.__file__).parent / "schemas" / schema_check.SCHEMA_FILE
     assert json.loads(path.read_text("utf-8")) == schema_check.schema()

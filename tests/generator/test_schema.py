@@ -11,7 +11,7 @@ from jsonschema import Draft202012Validator
 from venturi_gen.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
-SCHEMA = ROOT / "schemas" / "venturi-tasks.schema.json"
+SCHEMA = ROOT / "generator" / "venturi_gen" / "schemas" / "venturi-tasks.schema.json"
 GOLDEN = Path(__file__).parent / "golden"
 
 
