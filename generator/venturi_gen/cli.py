@@ -40,7 +40,8 @@ _LISTED = 25  # files listed by name after a generation
 
 _USAGE = """\
 venturi-gen [INPUT ...] [--check] [--format text|json|github] [--config PYPROJECT] [--no-cache]
-       venturi-gen review --against REV_OR_DIR [--format text|json|github] [--config PYPROJECT]
+       venturi-gen review --against REV_OR_DIR [--format text|json|github|markdown] [--config PYPROJECT]
+       venturi-gen docs [INPUT ...] [--output FILE [--check]] [--config PYPROJECT]
        venturi-gen schema [--path]
        venturi-gen --version"""
 
@@ -48,6 +49,7 @@ _EPILOG = """\
 commands:
   (none)   validate the declarations and generate code (or, with --check, compare it)
   review   what a declaration change does to jobs already stored (venturi-gen review --help)
+  docs     Markdown documentation of every declared task (venturi-gen docs --help)
   schema   print the declaration JSON Schema, or with --path where it is installed
 
 exit status: 0 ok, 1 declaration errors or stale output (--check), 2 usage or internal error.

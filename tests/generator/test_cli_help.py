@@ -12,11 +12,13 @@ from venturi_gen.cli import main
 BIN = Path(sys.executable).parent
 
 
-def test_help_names_the_review_and_schema_commands(capsys: pytest.CaptureFixture[str]) -> None:
+def test_help_names_every_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
     assert "venturi-gen review --against REV_OR_DIR" in out
+    assert "venturi-gen docs [INPUT ...]" in out
     assert "venturi-gen schema [--path]" in out
+    assert "  docs     Markdown documentation of every declared task" in out
     assert "  review   what a declaration change does to jobs already stored" in out
     assert "  schema   print the declaration JSON Schema" in out
 
