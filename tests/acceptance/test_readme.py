@@ -140,3 +140,19 @@ def test_the_pre_commit_hook_installs_the_generator_dependencies() -> None:
     assert review["additional_dependencies"] == ["./generator"]
     assert re.search(review["files"], "examples/bookmarks/tasks.venturi.yaml")
     assert not re.search(review["files"], "examples/bookmarks/app.py")
+
+
+def test_the_readme_pre_commit_hooks_are_the_shipped_ones() -> None:
+    # The local hooks the README shows run what .pre-commit-hooks.yaml runs, on the same files;
+    # the remote form names the repository of the project's metadata, no placeholder.
+    readme = README.read_text("utf-8")
+    block = next(body for lang, body in FENCE.findall(readme) if lang == "yaml" and "repo: local" in body)
+    local = {hook["id"]: hook for hook in yaml.safe_load(block)["repos"][0]["hooks"]}
+    shipped = {hook["id"]: hook for hook in yaml.safe_load((REPO_ROOT / ".pre-commit-hooks.yaml").read_text("utf-8"))}
+    assert set(local) == set(shipped)
+    for hook_id, hook in local.items():
+        for key in ("entry", "files", "pass_filenames"):
+            assert hook[key] == shipped[hook_id][key], (hook_id, key)
+    urls = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text("utf-8"))["project"]["urls"]
+    assert f"`repo: {urls['Repository']}`" in readme
+    assert "<URL" not in readme

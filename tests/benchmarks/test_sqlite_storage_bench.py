@@ -1,4 +1,4 @@
-"""How fast the SQLite storage is on this machine, against the bar of ``research/sqlite-probe.md``.
+"""How fast the SQLite storage is on this machine, against the bar set for it (DEVELOPING.md).
 
 Run with ``.venv/bin/python -m pytest -m benchmark -s tests/benchmarks/test_sqlite_storage_bench.py``.
 Figures are printed, not asserted: timings vary between machines and runs.

@@ -2,8 +2,8 @@
 
 Prints jobs/s and CPU µs per job; asserts only that every job completed
 exactly once (no timing assertions: figures depend on the machine and on
-what else runs on it). The bar from ``shared/research/sqlite-probe.md`` is
-40,000 jobs/s with claim batch 100. A second figure runs the same worker over
+what else runs on it). The bar (DEVELOPING.md, "Performance") is 40,000
+jobs/s with claim batch 100. A second figure runs the same worker over
 a storage stub that answers instantly, to show the worker's own share.
 
     .venv/bin/python -m pytest -m benchmark -s tests/benchmarks/test_worker_bench.py

@@ -1,6 +1,6 @@
 """The run loop of one worker run: claim, dispatch, run, flush, heartbeat, drain.
 
-Shape (what the probes in ``shared/research`` measured fastest): one claimer
+Shape (the fastest of the designs the project measured before writing it): one claimer
 leases ready jobs in batches up to the free capacity (``concurrency`` plus
 ``prefetch``); a fixed set of ``concurrency`` consumer coroutines takes them
 from a shared deque (no task per job, no lock per job); results go to the

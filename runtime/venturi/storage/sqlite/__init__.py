@@ -3,9 +3,9 @@
 ``SqliteStorage`` implements ``Storage`` and, synchronously, every worker
 operation; ``AsyncSqliteStorage`` is the ``AsyncStorage`` over it (every call
 on a thread of its own, off the event loop: see ``_storage_async``). SQL lives in ``queries.sql`` and
-``migrations/``. The design follows the measurements of
-``research/sqlite-probe.md``: batched claims and completions, ``executemany``,
-``BEGIN IMMEDIATE`` retried in Python, partial indexes.
+``migrations/``. The design follows what was measured on a prototype before it
+was written: batched claims and completions, ``executemany``, ``BEGIN IMMEDIATE``
+retried in Python, partial indexes.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ Several worker processes on one host share one database file. Every write
 runs inside ``BEGIN IMMEDIATE`` so that the write lock is taken up front and
 a transaction never fails half-way on a lock upgrade. When another process
 holds the lock, SQLite's own busy handler sleeps 1, 2, 5, 10 ... ms between
-attempts; measured on this project's reference machine
-(``research/sqlite-probe.md``) that leaves a second worker process idle most
+attempts; measured on this project's reference machine (a prototype of
+this storage, before it was written) that leaves a second worker process idle most
 of the time. So ``BEGIN IMMEDIATE`` is retried here, in Python, with sleeps
 of at most 300 µs, up to a bounded total wait.
 
