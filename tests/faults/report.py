@@ -57,6 +57,34 @@ COLUMNS = """\
 """
 
 
+#: Where each fault's extra executions come from (the mechanism, not the figures).
+NOTES = {
+    "kill": "the killed worker's runs in progress are run again once their lease expires "
+    "(so recovery is about one lease), and so are runs it had finished but not yet written.",
+    "freeze": "the frozen worker's leases expire and are taken over; the runs it had in "
+    "progress finish when it thaws, and their results are rejected by the fence (the "
+    "finished runs redone). The jobs it had claimed ahead are not started: it confirms its "
+    "leases first.",
+    "freeze-holding-lock": "nobody can write while the lock holder is frozen, so the queue "
+    "stops for the whole freeze (the longest stall). Afterwards no lease is taken from a live "
+    "worker: the results waiting in memory are written, the leases renewed, and reclaiming "
+    "waits a heartbeat interval. Nothing is redone.",
+    "freeze-holding-lock-defaults": "the same at the default settings: writes fail with "
+    "`BackendUnavailable` every 30 s (`claim_error`, `finish_retry`) and are retried; "
+    "nothing is redone.",
+    "term-storm": "drained workers hand their jobs back; a run longer than the drain "
+    "timeout (one job in fifty takes 600 ms, the drain is 500 ms) is cut short and run again. "
+    "No finished run is redone.",
+    "restart": "the outage is shorter than a lease: workers reconnect and carry on, "
+    "nothing expires.",
+    "terminate-backends": "connections are made again at once; nothing expires.",
+    "exhaust-slots": "each exhaustion (2 s, then reconnecting) outlasts the 2 s lease for the "
+    "workers that get a connection back last; those that get one first see leases not renewed "
+    "for a whole lease and take them over, as leases are meant to work. With leases longer "
+    "than the outage nothing expires (as with restart).",
+}
+
+
 def _seconds(value: float) -> str:
     return f"{value:.2f} s"
 
@@ -80,9 +108,13 @@ def render(rows: list[dict[str, Any]], *, generated: datetime) -> str:
             f"{_seconds(max(recovery))} / {_seconds(statistics.median(recovery))} | "
             f"{_seconds(r['longest_stall_s'])} |"
         )
-    lines += ["", COLUMNS, "## The faults", ""]
+    lines += ["", COLUMNS, "## The faults, and where their extra executions come from", ""]
     for fault in FAULTS:
-        lines.append(f"- **{fault.name}** ({', '.join(fault.backends)}): {fault.title}.")
+        note = NOTES.get(fault.name)
+        lines.append(
+            f"- **{fault.name}** ({', '.join(fault.backends)}): {fault.title}."
+            + (f" {note[0].upper()}{note[1:]}" if note else "")
+        )
     lines += [
         "",
         "## The runs",

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict
 from datetime import UTC, datetime
 
-from tests.faults.report import COMMAND, render
+from tests.faults.faults import FAULTS
+from tests.faults.report import COMMAND, NOTES, render
 from tests.faults.run import Row
 
 
@@ -36,3 +37,8 @@ def test_every_row_becomes_a_line_of_the_table() -> None:
         "| restart | postgres | 8 | 30.0 s | 1.5 | held_up 3 |" in text
     )  # routine events left out
     assert text.index("| kill |") < text.index("| restart |")  # in the order of FAULTS
+    assert all(f"- **{name}**" in text for name in NOTES)  # every fault explained
+
+
+def test_every_fault_has_a_note() -> None:
+    assert {fault.name for fault in FAULTS} == set(NOTES)

@@ -67,3 +67,20 @@ def test_slow_and_failed_storage_calls_are_hold_ups() -> None:
     watch.held_up(leases=False)  # a failed call: a confirming heartbeat would fail too
     assert not watch.suspect
     assert watch.reclaim_wait() == 10.0
+
+
+def test_a_heartbeat_still_waiting_is_a_hold_up_while_it_waits() -> None:
+    clock = Clock()
+    watch = holdups(clock)
+    started = watch.waiting()
+    clock.t += 2.5
+    watch.check()
+    assert watch.reclaim_wait() == 0.0  # waiting a little: normal
+    for _ in range(6):  # 15 s with the heartbeat stuck (no connection slot, say)
+        clock.t += 2.5
+        watch.check()
+    assert watch.reclaim_wait() == 10.0 and not watch.suspect
+    watch.done_waiting(started)  # through at last, but slowly: its answer may be stale
+    assert watch.suspect
+    clock.t += 10
+    assert watch.reclaim_wait() == 0.0

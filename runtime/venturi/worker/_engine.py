@@ -345,21 +345,22 @@ class Engine:
     async def _heartbeat(self) -> bool:
         """Extend every held lease once; tell the runs whose lease is gone. False: failed."""
         holdups = self.holdups
-        started = holdups.now()
+        started = holdups.waiting()
         try:
             lost = await heartbeat_once(
                 self._storage, self.leases, lease_duration=self._lease, now=utcnow()
             )
-        except Exception:
-            holdups.held_up(leases=False)
+        except BaseException as exc:
+            holdups.done_waiting(started, failed=True)
+            if not isinstance(exc, Exception):  # cancelled: the worker is stopping
+                raise
             log.exception(
                 "heartbeat failed; retrying in %g s",
                 min(seconds(self._config.heartbeat_interval), HEARTBEAT_RETRY_S),
                 extra={"event": "heartbeat_error"},
             )
             return False
-        holdups.took(holdups.now() - started)
-        holdups.confirmed(started)
+        holdups.done_waiting(started)
         for job in lost:
             self.on_lease_lost(job)
         return True

@@ -35,7 +35,9 @@ from collections.abc import Callable
 class HoldUps:
     """When this worker was last held up, and whether its leases need confirming."""
 
-    __slots__ = ("_clock", "_last_seen", "_until", "grace_s", "suspect", "threshold_s")
+    __slots__ = (
+        "_clock", "_last_seen", "_until", "_waiting", "grace_s", "suspect", "threshold_s",
+    )  # fmt: skip
 
     def __init__(
         self, *, threshold_s: float, grace_s: float, clock: Callable[[], float] = time.monotonic
@@ -45,6 +47,7 @@ class HoldUps:
         self._clock = clock
         self._last_seen = clock()
         self._until = -math.inf
+        self._waiting: list[float] = []  # start times of heartbeats in flight
         #: Held up since the last heartbeat that started afterwards: leases may be lost.
         self.suspect = False
 
@@ -59,8 +62,28 @@ class HoldUps:
         now = self._clock()
         if now - self._last_seen > self.threshold_s:
             self.held_up(now)
+        elif self._waiting and now - self._waiting[0] > self.threshold_s:
+            # A heartbeat still waiting (for a connection, a lock): held up right now.
+            # Reclaiming waits; the leases are confirmed once the heartbeat is through.
+            self.held_up(now, leases=False)
         self._last_seen = now
         return self.suspect
+
+    def waiting(self) -> float:
+        """A heartbeat begins; returns its start, to give to ``done_waiting``."""
+        started = self._clock()
+        self._waiting.append(started)
+        return started
+
+    def done_waiting(self, started: float, *, failed: bool = False) -> None:
+        """The heartbeat begun at ``started`` ended: a failure or a slow one is a hold-up;
+        a success begun after the last hold-up confirms the leases."""
+        self._waiting.remove(started)
+        if failed:
+            self.held_up(leases=False)
+            return
+        self.took(self._clock() - started)
+        self.confirmed(started)
 
     def took(self, seconds: float) -> None:
         """A storage call took ``seconds``: as long a wait is a hold-up too."""
