@@ -82,7 +82,7 @@ def _kill(run: FaultRun) -> Disruption:
 def _wait_stopped(member: Member) -> None:
     """Until the kernel has really stopped the process (state T in /proc)."""
     stat = Path(f"/proc/{member.pid}/stat")
-    for _ in range(200):
+    for _ in range(5000):  # a busy machine may take a while to deliver the signal
         if stat.read_text().rsplit(")", 1)[1].split()[0] in ("T", "t"):
             return
         time.sleep(0.001)
