@@ -177,15 +177,25 @@ def _render(
     declaration, never a module that fails at import after an exit status of 0.
     """
     from venturi_gen import render
+    from venturi_gen.pyexpr import NotAName
 
     modules = {}
     for key, checked in fresh:
         assert checked.module is not None, "a file without errors has a model"
         modules[key] = checked.module
-    rendered = {key: render.render(module) for key, module in modules.items()}
     entries = {}
     broken: list[Diagnostic] = []
+    rendered = {}
     for key, checked in fresh:
+        try:
+            rendered[key] = render.render(modules[key])
+        except NotAName as exc:
+            broken.append(Diagnostic(checked.display, 1, 1, "GENERATED_INVALID",
+                                     f"the code generated from this file would not compile ({exc}); this is "
+                                     "a venturi-gen bug: please report it with this declaration file"))
+    for key, checked in fresh:
+        if key not in rendered:
+            continue
         outputs = [
             _Output(
                 display_path(r.path, root),

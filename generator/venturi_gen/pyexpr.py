@@ -17,6 +17,7 @@ environment refuses to print anything else (see ``render``).
 
 from __future__ import annotations
 
+import keyword
 from collections.abc import Sequence
 
 from venturi_gen.model import EnumType, ListType, MapType, OptionalType, Scalar, TypeRef
@@ -28,11 +29,15 @@ class Code(str):
     __slots__ = ()
 
 
+class NotAName(ValueError):
+    """A name reached the renderer that the checks should have refused (a venturi-gen bug)."""
+
+
 def ident(name: str) -> Code:
     """A name that is already validated; asserted again because a mistake here would be code."""
     for part in name.split("."):
-        if not part.isidentifier():
-            raise ValueError(f"not an identifier: {name!r}")
+        if not part.isidentifier() or keyword.iskeyword(part):
+            raise NotAName(f"not a usable Python name: {name!r}")
     return Code(name)
 
 

@@ -216,16 +216,28 @@ def test_every_schema_pattern_is_anchored_at_the_true_end() -> None:
 def test_the_generated_code_safety_net_refuses_code_that_does_not_compile(
     project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """If a name check had a gap, the compile step still stops the run before anything is written."""
-    monkeypatch.setattr(names, "problem_with_class_name", lambda name: None)
-    found = _refused(project, 'venturi: 1\nmodule: shop\ntasks:\n  "None":\n    kind: k\n')
-    assert len(found) >= 1
-    assert all("error[GENERATED_INVALID]: the code generated from this file does not compile (" in line
-               for line in found), found
-    assert any("(shop/tasks.py:" in line for line in found), found
-    assert found[0].startswith("t.yaml:1:1: ")
+    """If an escape had a gap (here: docstrings pasted raw), the compile step still stops the run
+    before anything is written."""
+    from venturi_gen import render_producer
+    from venturi_gen.pyexpr import Code
+
+    monkeypatch.setattr(render_producer, "docstring", lambda text, indent: Code(f'"""{text}"""'))
+    found = _refused(project, 'venturi: 1\nmodule: shop\ntasks:\n  Ship:\n    kind: k\n    doc: \'a """ b\'\n')
+    assert len(found) == 1, found
+    assert found[0].startswith("t.yaml:1:1: error[GENERATED_INVALID]: the code generated from this file does "
+                               "not compile (shop/tasks.py:"), found
 
 
 def test_schema_file_is_valid_json() -> None:
     path = Path(schema_check.__file__).parent / "schemas" / schema_check.SCHEMA_FILE
     assert json.loads(path.read_text("utf-8")) == schema_check.schema()
+
+
+def test_a_keyword_that_reaches_the_renderer_is_refused_too(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """If the field renames had a gap, the renderer's own name check stops the run."""
+    monkeypatch.setattr(names, "attribute", lambda name, module_classes=frozenset(): name)
+    found = _refused(project, "venturi: 1\nmodule: shop\ntasks:\n  Ship:\n    kind: k\n    payload: {class: int}\n")
+    assert found == [
+        "t.yaml:1:1: error[GENERATED_INVALID]: the code generated from this file would not compile (not a "
+        "usable Python name: 'class'); this is a venturi-gen bug: please report it with this declaration file"
+    ]
