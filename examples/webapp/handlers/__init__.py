@@ -1,0 +1,1 @@
+"""Hand-written handlers of the web app example (venturi-gen created the stubs once)."""
