@@ -23,6 +23,7 @@ from pathlib import Path
 import httpx
 import pytest
 from venturi import JobState, Queue
+from venturi.storage import JobFilter
 
 from examples.webapp.flask_app import create_app as create_flask_app
 from examples.webapp.generated.tasks import SendWelcome
@@ -108,13 +109,7 @@ async def test_fastapi_app_enqueues_and_the_worker_sends(
         assert job == {"state": "completed", "runs": 1, "email": "u1@example.com"}
         assert (await client.get("/jobs/01NOSUCHJOB0000000000000000")).status_code == 404
     with Queue(database) as queue:
-        assert len([j for j in queue.storage.list_jobs(_all_jobs()) if j.kind == SendWelcome.KIND]) == 6
-
-
-def _all_jobs() -> object:
-    from venturi.storage import JobFilter
-
-    return JobFilter(limit=100)
+        assert len([j for j in queue.storage.list_jobs(JobFilter(limit=100)) if j.kind == SendWelcome.KIND]) == 6
 
 
 def test_flask_app_enqueues_from_its_request_threads(backend: tuple[str, str | None]) -> None:
