@@ -38,15 +38,25 @@ _NOT_CODE = frozenset({tokenize.STRING, tokenize.COMMENT, tokenize.NL, tokenize.
 def needs_black(chunk: str, line_length: int) -> bool:
     """Whether a line of code in ``chunk`` is still longer than ``line_length``.
 
-    A long docstring or comment line is no reason: black never splits those. Only a chunk
-    with a long line at all is tokenized, which keeps the common case to a length check.
+    A long docstring or comment line is no reason: black never splits those, nor a line
+    whose code fits and whose trailing comment has no bracket before it to split at
+    (``@abstractmethod  # a long remark``). Only a chunk with a long line at all is
+    tokenized, which keeps the common case to a length check.
     """
     lines = chunk.split("\n")
     long = {number for number, line in enumerate(lines, start=1) if len(line) > line_length}
     if not long:
         return False
-    tokens = tokenize.generate_tokens(io.StringIO(chunk).readline)
-    return any(token.start[0] in long for token in tokens if token.type not in _NOT_CODE)
+    code_end: dict[int, int] = {}
+    brackets: set[int] = set()
+    for token in tokenize.generate_tokens(io.StringIO(chunk).readline):
+        row = token.start[0]
+        if row not in long or token.type in _NOT_CODE:
+            continue
+        code_end[row] = max(code_end.get(row, 0), token.end[1] if token.end[0] == row else line_length + 1)
+        if token.string in "([{":
+            brackets.add(row)
+    return any(end > line_length or row in brackets for row, end in code_end.items())
 
 
 def finish(chunk: str, line_length: int = LINE_LENGTH) -> str:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -93,3 +95,16 @@ def test_generated_bytes_do_not_depend_on_the_installed_black(version: str, tmp_
         for p in sorted((case / "expected").rglob("*.py"))
     }
     assert produced == expected
+
+
+@pytest.mark.parametrize("case", ["custom_merge", "defaults", "containers", "state_import"])
+def test_an_ordinary_project_is_generated_without_black(case: str, tmp_path: Path) -> None:
+    # The templates lay out every line of ordinary declarations, stubs included (a long
+    # trailing comment is no reason): black is not even imported, which keeps a cold run fast.
+    shutil.copy(GOLDEN / case / "input.yaml", tmp_path / "tasks.venturi.yaml")
+    result = subprocess.run(
+        [sys.executable, "-c", GENERATE, "tasks.venturi.yaml", "--no-cache"],
+        cwd=tmp_path, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "laid out some chunks" not in result.stderr
