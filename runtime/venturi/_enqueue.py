@@ -218,7 +218,7 @@ def build_request(
     if concurrency_key is not None:
         concurrency_key = _key(concurrency_key, "concurrency key")
     # Positional, a little cheaper than keywords. The order is NewJob's: id, kind, queue, priority, payload, carry, dedup_key,
-    # concurrency_key, run_at.
+    # concurrency_key, run_at, version.
     job = NewJob(
         new_job_id(),
         kind,
@@ -229,8 +229,11 @@ def build_request(
         dedup_key,
         concurrency_key,
         when,
+        cls.VERSION,
     )
-    return EnqueueRequest(job, None if dedup_key is None else _decider(task, now))
+    if dedup_key is None:
+        return EnqueueRequest(job, None)
+    return EnqueueRequest(job, _decider(task, now), cls.ALIASES)
 
 
 def build_requests(
@@ -302,8 +305,12 @@ def _requests(
             dedup_key,
             concurrency_key,
             when,
+            cls.VERSION,
         )
-        yield EnqueueRequest(job, None if dedup_key is None else _decider(task, now))
+        if dedup_key is None:
+            yield EnqueueRequest(job, None)
+        else:
+            yield EnqueueRequest(job, _decider(task, now), cls.ALIASES)
 
 
 def _decider(task: Task[Any], now: datetime) -> Any:
@@ -317,14 +324,15 @@ def _decider(task: Task[Any], now: datetime) -> Any:
         try:
             pending = Pending(
                 job_id=existing.id,
-                payload=cls.from_json(codec.loads(existing.payload)),
-                carry=cls.decode_carry(codec.loads(existing.carry)),
+                # Upgraded from the versions they were stored with: merge sees the current shape.
+                payload=cls.decode_payload(codec.loads(existing.payload), existing.payload_version),
+                carry=cls.decode_carry(codec.loads(existing.carry), existing.carry_version),
                 run_count=existing.run_count,
                 priority=Priority(existing.priority),
                 journal=existing.journal,
             )
         except Exception:
-            # The pending job's stored row no longer decodes (an older payload shape, a
+            # The pending job's stored row no longer decodes (an older shape no upgrade covers, a
             # row damaged or written by another program): there is nothing ``merge`` could
             # decide with. The new job is stored beside it, as ``Independent`` would; the
             # broken one goes to dead when a worker claims it. A healthy enqueue never
@@ -345,6 +353,7 @@ def _decider(task: Task[Any], now: datetime) -> Any:
                 carry=fresh_carry_json(cls),
                 priority=int(task.priority()),
                 journal_entry=entry,
+                version=cls.VERSION,
             )
         merged_task = decision.task
         if not isinstance(merged_task, cls):
@@ -359,6 +368,7 @@ def _decider(task: Task[Any], now: datetime) -> Any:
             carry=codec.dumps(carry.to_json(), what="carry"),
             priority=int(merged_task.priority()),
             journal_entry=entry,
+            version=cls.VERSION,
         )
 
     return decide
@@ -453,8 +463,14 @@ def job_info(stored: StoredJob, task_cls: type[T] | None = None) -> JobInfo[T]:
     """
     cls: type[Task[Any]] | None = task_cls or task_class_for(stored.kind)
     parts = _Decoding(stored)
-    payload = parts.part("payload", stored.payload, None if cls is None else cls.from_json)
-    carry = parts.part("carry", stored.carry, None if cls is None else cls.decode_carry)
+    payload = parts.part(
+        "payload", stored.payload,
+        None if cls is None else lambda data: cls.decode_payload(data, stored.payload_version),
+    )  # fmt: skip
+    carry = parts.part(
+        "carry", stored.carry,
+        None if cls is None else lambda data: cls.decode_carry(data, stored.carry_version),
+    )  # fmt: skip
     output: Any = None
     if stored.output is not None:
         output_cls = None if cls is None else cls.OUTPUT

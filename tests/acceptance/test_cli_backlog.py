@@ -12,8 +12,6 @@ import json
 import os
 import pty
 import subprocess
-import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -28,11 +26,9 @@ from tests.acceptance.cli_fixtures import (
     database_fixture,  # noqa: F401  (fixture)
     finish_queue,
     migrate,
-    run_cli,
     sqlite_database_fixture,  # noqa: F401  (fixture)
 )
-
-GEN = Path(sys.executable).parent / "venturi-gen"
+from tests.generated_project import Project
 
 V1 = """
 venturi: 1
@@ -70,35 +66,6 @@ tasks:
     payload:
       days: string
 """
-
-
-class Project:
-    def __init__(self, root: Path, database: str) -> None:
-        self.root = root
-        self.database = database
-        (root / "pyproject.toml").write_text('[tool.venturi]\ninputs = ["tasks.venturi.yaml"]\n')
-
-    def declare(self, text: str) -> None:
-        (self.root / "tasks.venturi.yaml").write_text(textwrap.dedent(text).lstrip())
-        done = subprocess.run([str(GEN)], cwd=self.root, capture_output=True, text=True, check=False)
-        assert done.returncode == 0, done.stderr
-
-    def python(self, code: str) -> str:
-        """Run ``code`` in the project, as its producers or workers would; its stdout."""
-        done = subprocess.run(
-            [sys.executable, "-c", textwrap.dedent(code)], cwd=self.root, env=cli_env(self.database),
-            capture_output=True, text=True, check=False,
-        )  # fmt: skip
-        assert done.returncode == 0, done.stderr
-        return done.stdout
-
-    def check(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return run_cli("check-backlog", *args, database=self.database, cwd=self.root)
-
-    def report(self, *args: str) -> tuple[int, dict[str, Any]]:
-        result = self.check("--json", *args)
-        assert "Traceback" not in result.stderr, result.stderr
-        return result.returncode, json.loads(result.stdout)
 
 
 ENQUEUE_V1 = """

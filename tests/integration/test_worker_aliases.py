@@ -1,4 +1,5 @@
-"""A renamed task on a real SQLite file: jobs stored under its former kind run with its handler.
+"""A renamed task on a real SQLite file: jobs stored under its former kind run with its handler,
+and a job stored by a newer version of the task is left for a newer worker.
 
 ``Before`` is the task as producers of the previous release declared it; ``After``
 is the renamed one, which keeps the old kind under ``ALIASES``. Both live in
@@ -9,13 +10,14 @@ the old way and run them the new way.
 from __future__ import annotations
 
 import logging
+import sqlite3
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, ClassVar, Self
 
 import pytest
-from venturi import JobState, Queue, Task, task_class_for
+from venturi import JobState, JournalEvent, Queue, Task, task_class_for
 from venturi.worker import Context, Handler, Outcome
 
 from tests.integration._workers.support import make_worker
@@ -87,3 +89,26 @@ def test_the_task_of_an_alias_is_found_by_its_kind() -> None:
     from venturi._task import _ALIASES  # pyright: ignore[reportPrivateUsage]
 
     assert _ALIASES["integration.alias_before"] is After
+
+
+async def test_a_job_stored_by_a_newer_version_is_handed_back_untouched(tmp_path: Path) -> None:
+    db = tmp_path / "jobs.db"
+    with Queue(str(db)) as queue:
+        job_id = queue.enqueue(After(n=1)).job_id
+    # As a producer of the next release would have stored it (version 5 of the task).
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE jobs SET payload_version = 5 WHERE id = ?", (job_id,))
+    probe = Probe()
+    stats = await make_worker(db, [AfterHandler], probe).run_until_idle()
+    assert probe.runs == [] and stats.paused == 1 and stats.dead == 0
+    with Queue(str(db)) as queue:
+        stored = queue.storage.get(job_id)
+    assert stored is not None
+    assert (stored.state, stored.failure_count, stored.payload_version) == (JobState.PENDING, 0, 5)
+    entry = stored.journal[-1]
+    assert entry.event is JournalEvent.PAUSED
+    assert entry.note is not None and entry.note.startswith(
+        "left for a newer worker: the payload of kind 'integration.alias_after' was stored by "
+        "version 5, and this code knows versions up to 1"
+    )
+    assert stored.run_at > entry.at, "it waits before a worker looks again"

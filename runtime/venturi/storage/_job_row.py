@@ -87,9 +87,20 @@ def stored_job(
     return job
 
 
+def versions(row: JobRow[Any]) -> tuple[int, int]:
+    """The payload and carry versions; anything but a positive integer reads as 1 (a row
+    another program wrote), so that decoding tries the shape of the first version."""
+    payload, carry = row.payload_version, row.carry_version
+    return (
+        payload if type(payload) is int and payload > 0 else 1,
+        carry if type(carry) is int and carry > 0 else 1,
+    )
+
+
 def _fast(
     row: JobRow[Any], journal: Sequence[JournalEntry], time: Callable[[Any], datetime]
 ) -> StoredJob:
+    payload_version, carry_version = versions(row)
     return StoredJob(
         id=row.id,
         kind=row.kind,
@@ -109,6 +120,8 @@ def _fast(
         error_message=row.error_message,
         finished_at=None if row.finished_at is None else time(row.finished_at),
         journal=tuple(journal),
+        payload_version=payload_version,
+        carry_version=carry_version,
     )
 
 
@@ -175,6 +188,7 @@ def _careful(
     failures: Sequence[DecodeFailure],
 ) -> StoredJob:
     read = Reader(time)
+    payload_version, carry_version = versions(row)
     return StoredJob(
         id=read.text("id", row.id),
         kind=read.text("kind", row.kind),
@@ -195,6 +209,8 @@ def _careful(
         finished_at=read.moment("finished_at", row.finished_at, optional=True),
         journal=tuple(journal),
         decode_failures=(*read.failures, *failures),
+        payload_version=payload_version,
+        carry_version=carry_version,
     )
 
 

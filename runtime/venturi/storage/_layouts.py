@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any, Generic, NamedTuple, TypeVar
 
 from venturi._journal import JournalEntry
-from venturi.storage._types import ClaimedJob
+from venturi.storage._types import BacklogRow, ClaimedJob
 
 Time = TypeVar("Time")
 
@@ -46,6 +46,8 @@ class JobRow(NamedTuple, Generic[Time]):
     error_message: str | None
     finished_at: Time | None
     journal_count: int
+    payload_version: int  # the versions of the task's shape the payload and carry were
+    carry_version: int  # written with (see venturi/_upgrade.py)
 
 
 class ClaimRow(NamedTuple, Generic[Time]):
@@ -62,10 +64,16 @@ class ClaimRow(NamedTuple, Generic[Time]):
     concurrency_key: str | None
     journal_count: int
     run_at: Time
+    payload_version: int
+    carry_version: int
 
 
 #: The layouts ``_sql.load_queries`` knows, by the name a query writes in braces.
-LAYOUTS: Mapping[str, tuple[str, ...]] = {"JobRow": JobRow._fields, "ClaimRow": ClaimRow._fields}
+LAYOUTS: Mapping[str, tuple[str, ...]] = {
+    "JobRow": JobRow._fields,
+    "ClaimRow": ClaimRow._fields,
+    "BacklogRow": BacklogRow._fields,
+}
 
 
 def job_row(values: Iterable[Any]) -> JobRow[Any]:
@@ -95,6 +103,7 @@ def claimed_jobs(
             r.id, r.kind, r.queue, r.priority, r.payload, r.carry, r.run_count,
             r.failure_count, token, expires, r.concurrency_key,
             tuple(journals.get(r.id, no_journal)) if r.journal_count else no_journal,
+            r.payload_version, r.carry_version,
         )
         for r in rows
     ]  # fmt: skip

@@ -45,6 +45,7 @@ class NewJob(NamedTuple):
     dedup_key: str | None
     concurrency_key: str | None
     run_at: datetime
+    version: int = 1  # the task's VERSION: the shape the payload and carry are written in
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +91,8 @@ class StoredJob:
     finished_at: datetime | None
     journal: tuple[JournalEntry, ...] = ()
     decode_failures: tuple[DecodeFailure, ...] = ()
+    payload_version: int = 1  # the version of the task's shape the payload was written with
+    carry_version: int = 1  # the same for the carry (a worker rewrites it after a run)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +111,7 @@ class MergeAction:
     carry: str | None = None
     priority: int | None = None
     journal_entry: JournalEntry | None = None
+    version: int = 1  # of the payload and carry written (REPLACE, WITH)
 
 
 #: Called by storage, inside its enqueue transaction, with the locked candidate row.
@@ -117,6 +121,9 @@ MergeDecider = Callable[[StoredJob], MergeAction]
 class EnqueueRequest(NamedTuple):
     job: NewJob
     decide: MergeDecider | None  # None when the job has no dedup key
+    # Former kinds of the task (its ALIASES): a pending job stored under one of them with the
+    # same dedup key is a merge candidate too, so a rename never doubles a deduplicated job.
+    aliases: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +197,8 @@ class ClaimedJob(NamedTuple):
     lease_expires_at: datetime
     concurrency_key: str | None
     journal: tuple[JournalEntry, ...]  # history before this run
+    payload_version: int = 1  # the versions of the task's shape the payload and carry
+    carry_version: int = 1  # were written with (the worker upgrades older ones)
 
 
 class Resolution(enum.StrEnum):
@@ -220,6 +229,7 @@ class RunResult(NamedTuple):
     error_code: str | None = None
     error_message: str | None = None
     purge_after: datetime | None = None  # terminal rows may be pruned after this time
+    carry_version: int = 1  # the version of the task's shape ``carry`` is written in
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,10 +324,6 @@ class BacklogRow(NamedTuple):
     carry: str
     payload_version: int
     carry_version: int
-
-
-#: The columns of a ``BacklogRow``, in the order every backend selects them.
-BACKLOG_COLUMNS = BacklogRow._fields
 
 
 class BacklogRewrite(NamedTuple):

@@ -10,18 +10,25 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable
+from datetime import timedelta
 from typing import Any, Final
 
 from venturi import codec
 from venturi._codec_protocol import NoCarry
 from venturi._threads import Threads
+from venturi._upgrade import VersionTooNew
 from venturi.storage._types import ClaimedJob
 from venturi.worker._context import Context
-from venturi.worker._outcome import FailureCode, TaskError
+from venturi.worker._outcome import FailureCode, Outcome, TaskError
 from venturi.worker._registry import Registration
 from venturi.worker._resolve import RunEnd
 
 _NO_CARRY: Final = NoCarry()
+
+#: How long a job stored by a newer version of its task waits before a worker looks again:
+#: a worker of the previous version hands it back untouched (no failure counted), for a
+#: newer worker, as during a rolling deploy in the wrong order.
+NEWER_VERSION_WAIT: Final = timedelta(seconds=30)
 
 
 _DECODE_CODES: Final = {
@@ -62,7 +69,15 @@ async def execute(
     """
     end = RunEnd(job, reg)
     try:
-        task = reg.task_cls.from_json(codec.loads(job.payload))
+        if job.payload_version == reg.version:
+            task = reg.task_cls.from_json(codec.loads(job.payload))
+        else:  # stored by another version of the task: upgraded, or left for a newer worker
+            task = reg.task_cls.decode_payload(codec.loads(job.payload), job.payload_version)
+    except VersionTooNew as exc:
+        end.outcome = Outcome.pause_in_with(
+            NEWER_VERSION_WAIT, f"left for a newer worker: {exc.message}"
+        )
+        return end
     except Exception as exc:
         end.error = decode_error("payload", reg, exc)
         return end
@@ -70,7 +85,12 @@ async def execute(
         carry: Any = _NO_CARRY
     else:
         try:
-            carry = reg.task_cls.decode_carry(codec.loads(job.carry))
+            carry = reg.task_cls.decode_carry(codec.loads(job.carry), job.carry_version)
+        except VersionTooNew as exc:
+            end.outcome = Outcome.pause_in_with(
+                NEWER_VERSION_WAIT, f"left for a newer worker: {exc.message}"
+            )
+            return end
         except Exception as exc:
             end.error = decode_error("carry", reg, exc)
             return end

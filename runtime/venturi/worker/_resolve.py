@@ -259,6 +259,7 @@ def _result(
         code,
         message,
         purge_after,
+        end.reg.version,  # what a carry is written in
     )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from venturi.storage._types import BACKLOG_COLUMNS, BacklogRewrite, BacklogRow, JobState
+from venturi.storage._types import BacklogRewrite, BacklogRow, JobState
 from venturi.storage.postgres._rows import dumps
 from venturi.storage.postgres._steps import Steps, Stmt
 
@@ -28,7 +28,7 @@ def scan(
     yield Stmt(queries["read_only"])
     params = {"states": [str(s) for s in states], "after": after, "until": until, "limit": limit}
     rows = yield Stmt(queries["scan_backlog"], params)
-    return [BacklogRow(**dict(zip(BACKLOG_COLUMNS, row, strict=True))) for row in rows]
+    return list(map(BacklogRow._make, rows))  # {BacklogRow}: the layout's columns
 
 
 def rewrite(queries: dict[str, str], rewrites: Sequence[BacklogRewrite]) -> Steps[int]:

@@ -27,7 +27,11 @@ When the key is taken, the holder is locked with ``FOR UPDATE`` and the
 request's merge decider runs on it. If the holder vanished in between (a
 worker claimed it, so it is no longer pending), the loop tries again; the
 unique index, not a read, is what decides, so concurrent producers on many
-connections cannot both insert.
+connections cannot both insert. A request of a task with aliases (former
+kinds) first locks a pending holder under the current kind, then under an
+alias, and merges into it; only without one does it insert (so it never runs
+alone in autocommit). An old producer enqueueing under the alias at the same
+moment can still add a second job: a rolling deploy's short window.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from venturi.storage._types import (
     MergeAction,
     NewJob,
     RequestBatch,
+    StoredJob,
 )
 from venturi.storage.postgres._rows import (
     insert_params,
@@ -121,7 +126,7 @@ def plan(requests: Iterable[EnqueueRequest]) -> Plan | None:
         if known_plain:
             return Plan(replay, None, atomic=False, pipelined=True, own_transaction=True)
         return Plan(replay, None, atomic=True, pipelined=True)
-    if len(head) == 1 and head[0].job.dedup_key is not None:
+    if len(head) == 1 and head[0].job.dedup_key is not None and not head[0].aliases:
         return Plan(head, head[0], atomic=True)
     return Plan(head, None, atomic=not all(r.job.dedup_key is None for r in head))
 
@@ -190,6 +195,15 @@ def _enqueue_keyed(
     queries: dict[str, str], request: EnqueueRequest, merge_first: bool
 ) -> Steps[EnqueueResult]:
     job = request.job
+    if request.aliases:
+        # After a rename the pending job may still be stored under a former kind: a job
+        # under the current kind comes first, then one under an alias, before an insert.
+        rows = yield Stmt(queries["lock_candidate"], {"kind": job.kind, "dedup_key": job.dedup_key})
+        if not rows:
+            params = {"kinds": list(request.aliases), "dedup_key": job.dedup_key}
+            rows = yield Stmt(queries["lock_alias_candidate"], params)
+        if rows:
+            return (yield from _merge(queries, request, stored_job_with_journal(rows[0])))
     for round_ in range(MAX_ROUNDS):
         if round_ > 0 or not merge_first:
             inserted = yield Stmt(queries["insert_keyed"], keyed_params(job))
@@ -202,17 +216,25 @@ def _enqueue_keyed(
         if holder.id == job.id:
             # Our own row: an insert_alone whose reply was lost had committed it.
             return EnqueueResult(job.id, EnqueueOutcome.INSERTED)
-        if request.decide is None:
-            raise ValueError(
-                f"job {job.id} of kind {job.kind!r} has a dedup key but its request has no "
-                "merge decider"
-            )
-        action = request.decide(holder)
-        return (yield from _apply(queries, job, holder.id, action))
+        return (yield from _merge(queries, request, holder))
     raise RuntimeError(
         f"enqueue of {job.kind!r} with dedup key {job.dedup_key!r} kept losing races "
         f"({MAX_ROUNDS} rounds)"
     )
+
+
+def _merge(
+    queries: dict[str, str], request: EnqueueRequest, holder: StoredJob
+) -> Steps[EnqueueResult]:
+    """Let the request's decider merge it into the locked candidate ``holder``."""
+    job = request.job
+    if request.decide is None:
+        raise ValueError(
+            f"job {job.id} of kind {job.kind!r} has a dedup key but its request has no "
+            "merge decider"
+        )
+    action = request.decide(holder)
+    return (yield from _apply(queries, job, holder.id, action))
 
 
 def _apply(
@@ -232,6 +254,8 @@ def _apply(
             raise ValueError(f"a {action.kind} merge action needs payload, carry and priority")
         payload, carry, priority = action.payload, action.carry, action.priority
     params = journal_params(action.journal_entry)
-    params.update(id=existing_id, payload=payload, carry=carry, priority=priority)
+    params.update(
+        id=existing_id, payload=payload, carry=carry, priority=priority, version=action.version
+    )
     yield Stmt(queries["merge_into"], params)
     return EnqueueResult(existing_id, _OUTCOME[action.kind])

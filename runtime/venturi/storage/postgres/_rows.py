@@ -70,6 +70,7 @@ _SHARED = (
     ("priority", "p", "priority"),
     ("carry", "c", "carry"),
     ("concurrency_key", "ck", "ck"),
+    ("version", "v", "version"),
 )
 
 
@@ -113,7 +114,7 @@ def job_params(job: NewJob) -> dict[str, Any]:
     return {
         "id": job.id, "kind": job.kind, "queue": job.queue, "priority": job.priority,
         "payload": job.payload, "carry": job.carry, "ck": job.concurrency_key,
-        "run_at": aware(job.run_at),
+        "run_at": aware(job.run_at), "version": job.version,
     }  # fmt: skip
 
 
@@ -122,7 +123,7 @@ def keyed_params(job: NewJob) -> dict[str, Any]:
     return {
         "id": job.id, "kind": job.kind, "queue": job.queue, "priority": job.priority,
         "payload": job.payload, "carry": job.carry, "dedup_key": job.dedup_key,
-        "ck": job.concurrency_key, "run_at": aware(job.run_at),
+        "ck": job.concurrency_key, "run_at": aware(job.run_at), "version": job.version,
     }  # fmt: skip
 
 
@@ -255,6 +256,8 @@ def _end_run_row(
         row["at"] = aware(entry.at).isoformat()
     if result.carry is not None:  # a pause, a retry, or a completion that moved the carry
         row["ca"] = result.carry
+        if result.carry_version != 1:  # left out, it reads as the default, 1
+            row["cv"] = result.carry_version
     if state == "pending":
         if resolution is Resolution.RETURNED:
             row["rc"] = -1  # never started: the claim's run is given back

@@ -46,12 +46,13 @@ INSERT INTO {schema}.schema_version (version, name) VALUES (%(version)s, %(name)
 -- commits. A lost reply is retried with insert_jobs_again.
 WITH ins AS (
     INSERT INTO {schema}.jobs (id, kind, queue, priority, state, payload, carry, concurrency_key,
-                               run_at)
+                               run_at, payload_version, carry_version)
     SELECT r.i, coalesce(r.k, %(kind)s), coalesce(r.q, %(queue)s),
            coalesce(r.p, %(priority)s::smallint), 'pending', r.d, coalesce(r.c, %(carry)s),
-           coalesce(r.ck, %(ck)s), coalesce(r.r, %(run_at)s::timestamptz)
+           coalesce(r.ck, %(ck)s), coalesce(r.r, %(run_at)s::timestamptz),
+           coalesce(r.v, %(version)s::integer), coalesce(r.v, %(version)s::integer)
     FROM jsonb_to_recordset(%(doc)s::jsonb) AS r(
-        i text, k text, q text, p smallint, d text, c text, ck text, r timestamptz)
+        i text, k text, q text, p smallint, d text, c text, ck text, r timestamptz, v integer)
 )
 SELECT pg_notify({channel}, q) FROM unnest(%(queues)s::text[]) AS q
 
@@ -68,12 +69,13 @@ COMMIT
 -- rows that the first attempt committed are skipped, not duplicated.
 WITH ins AS (
     INSERT INTO {schema}.jobs (id, kind, queue, priority, state, payload, carry, concurrency_key,
-                               run_at)
+                               run_at, payload_version, carry_version)
     SELECT r.i, coalesce(r.k, %(kind)s), coalesce(r.q, %(queue)s),
            coalesce(r.p, %(priority)s::smallint), 'pending', r.d, coalesce(r.c, %(carry)s),
-           coalesce(r.ck, %(ck)s), coalesce(r.r, %(run_at)s::timestamptz)
+           coalesce(r.ck, %(ck)s), coalesce(r.r, %(run_at)s::timestamptz),
+           coalesce(r.v, %(version)s::integer), coalesce(r.v, %(version)s::integer)
     FROM jsonb_to_recordset(%(doc)s::jsonb) AS r(
-        i text, k text, q text, p smallint, d text, c text, ck text, r timestamptz)
+        i text, k text, q text, p smallint, d text, c text, ck text, r timestamptz, v integer)
     ON CONFLICT (id) DO NOTHING
 )
 SELECT pg_notify({channel}, q) FROM unnest(%(queues)s::text[]) AS q
@@ -84,9 +86,9 @@ SELECT pg_notify({channel}, q) FROM unnest(%(queues)s::text[]) AS q
 -- with its NOTIFY in the same statement (delivered at commit).
 WITH ins AS (
     INSERT INTO {schema}.jobs (id, kind, queue, priority, state, payload, carry, concurrency_key,
-                               run_at)
+                               run_at, payload_version, carry_version)
     VALUES (%(id)s, %(kind)s, %(queue)s, %(priority)s, 'pending', %(payload)s, %(carry)s, %(ck)s,
-            %(run_at)s)
+            %(run_at)s, %(version)s, %(version)s)
 )
 SELECT pg_notify({channel}, %(queue)s)
 
@@ -94,9 +96,9 @@ SELECT pg_notify({channel}, %(queue)s)
 -- insert_job once more after a lost reply (see insert_jobs_again).
 WITH ins AS (
     INSERT INTO {schema}.jobs (id, kind, queue, priority, state, payload, carry, concurrency_key,
-                               run_at)
+                               run_at, payload_version, carry_version)
     VALUES (%(id)s, %(kind)s, %(queue)s, %(priority)s, 'pending', %(payload)s, %(carry)s, %(ck)s,
-            %(run_at)s)
+            %(run_at)s, %(version)s, %(version)s)
     ON CONFLICT (id) DO NOTHING
 )
 SELECT pg_notify({channel}, %(queue)s)
@@ -107,9 +109,9 @@ SELECT pg_notify({channel}, %(queue)s)
 -- merges with that job instead.
 WITH ins AS (
     INSERT INTO {schema}.jobs (id, kind, queue, priority, state, payload, carry, dedup_key,
-                               concurrency_key, run_at)
+                               concurrency_key, run_at, payload_version, carry_version)
     VALUES (%(id)s, %(kind)s, %(queue)s, %(priority)s, 'pending', %(payload)s, %(carry)s,
-            %(dedup_key)s, %(ck)s, %(run_at)s)
+            %(dedup_key)s, %(ck)s, %(run_at)s, %(version)s, %(version)s)
     ON CONFLICT (kind, dedup_key) WHERE state = 'pending' AND dedup_key IS NOT NULL DO NOTHING
     RETURNING queue
 )
@@ -129,6 +131,22 @@ FROM {schema}.jobs AS j
 WHERE j.kind = %(kind)s AND j.dedup_key = %(dedup_key)s AND j.state = 'pending'
 FOR UPDATE OF j
 
+-- name: lock_alias_candidate
+-- lock_candidate under the task's former kinds (its aliases), for a keyed
+-- enqueue after a rename: the pending job may still be stored under one.
+SELECT {j.JobRow},
+       CASE WHEN j.journal_count > 0 THEN (
+           SELECT jsonb_agg(jsonb_build_array(e.at, e.run, e.event, e.note, e.attachment,
+                                              e.error_code, e.error_message, e.decision)
+                            ORDER BY e.n)
+           FROM {schema}.journal AS e WHERE e.job_id = j.id)
+       END
+FROM {schema}.jobs AS j
+WHERE j.kind = ANY(%(kinds)s::text[]) AND j.dedup_key = %(dedup_key)s AND j.state = 'pending'
+ORDER BY j.id
+LIMIT 1
+FOR UPDATE OF j
+
 -- name: merge_into
 -- Keep (payload, carry and priority NULL: unchanged), Replace or With, plus
 -- the merge's journal entry, in one statement.
@@ -137,6 +155,10 @@ WITH u AS (
     SET payload = coalesce(%(payload)s, payload),
         carry = coalesce(%(carry)s, carry),
         priority = coalesce(%(priority)s::smallint, priority),
+        payload_version = CASE WHEN %(payload)s::text IS NULL THEN payload_version
+                               ELSE %(version)s::integer END,
+        carry_version = CASE WHEN %(carry)s::text IS NULL THEN carry_version
+                             ELSE %(version)s::integer END,
         journal_count = journal_count + 1
     WHERE id = %(id)s
     RETURNING id, journal_count
@@ -222,7 +244,8 @@ GROUP BY e.job_id
 -- does a job whose key an earlier result of the same batch (r.i is the
 -- position) takes back to pending, as if the results were applied in order.
 -- rc is -1 for a job that never started (RETURNED): the claim's run is given
--- back, and without ra its run time stays.
+-- back, and without ra its run time stays. cv is the version a new carry (ca)
+-- is written in.
 -- The document leaves out null fields (they read as NULL), and the journal
 -- time and purge time when every run of the batch shares them (%(at)s and
 -- %(pa)s then), to stay small and cheap to parse.
@@ -231,14 +254,16 @@ WITH r AS (
     SELECT * FROM ROWS FROM (jsonb_to_recordset(%(doc)s::jsonb) AS (
         id text, tok text, st text, ra timestamptz, ca text, fa integer, out text, ec text,
         em text, pa timestamptz, at timestamptz, run integer, ev text, note text, att jsonb,
-        jec text, jem text, rc integer)) WITH ORDINALITY AS r(
-        id, tok, st, ra, ca, fa, out, ec, em, pa, at, run, ev, note, att, jec, jem, rc, i)
+        jec text, jem text, rc integer, cv integer)) WITH ORDINALITY AS r(
+        id, tok, st, ra, ca, fa, out, ec, em, pa, at, run, ev, note, att, jec, jem, rc, cv, i)
 ),
 u AS (
     UPDATE {schema}.jobs AS j
     SET state = r.st,
         run_at = coalesce(r.ra, j.run_at),
         carry = coalesce(r.ca, j.carry),
+        carry_version = CASE WHEN r.ca IS NULL THEN j.carry_version
+                             ELSE coalesce(r.cv, 1) END,
         failure_count = j.failure_count + coalesce(r.fa, 0),
         run_count = j.run_count + coalesce(r.rc, 0),
         output = r.out,
@@ -491,7 +516,7 @@ SELECT count(*), max(id) FROM {schema}.jobs WHERE state = ANY(%(states)s::text[]
 
 -- name: scan_backlog
 -- One batch of the scan, in id order over the primary key.
-SELECT id, kind, state, payload, carry, payload_version, carry_version
+SELECT {BacklogRow}
 FROM {schema}.jobs
 WHERE id > %(after)s AND id <= %(until)s AND state = ANY(%(states)s::text[])
 ORDER BY id

@@ -12,7 +12,7 @@ import json
 import sqlite3
 from collections.abc import Sequence
 
-from venturi.storage._types import BACKLOG_COLUMNS, BacklogRewrite, BacklogRow, JobState
+from venturi.storage._types import BacklogRewrite, BacklogRow, JobState
 
 
 def _states(states: Sequence[JobState]) -> str:
@@ -39,10 +39,8 @@ def scan(
     try:
         conn.execute("BEGIN")
         try:
-            cursor = conn.cursor()
-            cursor.row_factory = sqlite3.Row
-            rows = cursor.execute(queries["scan_backlog"], (after, until, _states(states), limit))
-            batch = [BacklogRow(*(row[name] for name in BACKLOG_COLUMNS)) for row in rows]
+            rows = conn.execute(queries["scan_backlog"], (after, until, _states(states), limit))
+            batch = list(map(BacklogRow._make, rows))  # {BacklogRow}: the layout's columns
         finally:
             conn.execute("COMMIT")
     finally:

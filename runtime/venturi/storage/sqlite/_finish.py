@@ -116,6 +116,7 @@ def _completion_params(result: RunResult, now_s: float, memo: EpochMemo) -> tupl
     return (
         result.job_id, result.lease_token, result.output, result.error_code,
         result.error_message, now_s, memo.optional(result.purge_after), result.carry,
+        result.carry_version,
     )
 
 
@@ -126,17 +127,18 @@ def _end_run_params(result: RunResult, now_s: float, memo: EpochMemo) -> tuple[A
     if resolution is Resolution.RETURNED:  # never started: its place and its run count back
         return (
             result.job_id, result.lease_token, state, None, result.carry, 0, None,
-            None, None, None, None, -1,
+            None, None, None, None, -1, result.carry_version,
         )
     if state == "pending":
         run_at = None if result.run_at is None else memo(result.run_at)  # None keeps it
         return (
             result.job_id, result.lease_token, state, run_at, result.carry, failures, None,
-            result.error_code, result.error_message, None, None, 0,
+            result.error_code, result.error_message, None, None, 0, result.carry_version,
         )
     return (
         result.job_id, result.lease_token, state, None, None, failures, None,
         result.error_code, result.error_message, now_s, memo.optional(result.purge_after), 0,
+        result.carry_version,
     )
 
 

@@ -6,10 +6,13 @@ is the row lock. Requests without a dedup key can never collide with anything
 (their key is NULL), so they are inserted together with one ``executemany``
 whatever their position in the batch; requests with a key are then applied
 one by one, in order, so that a later request collides with an earlier one.
+A request of a task with aliases (former kinds) also finds its candidate under
+those kinds, after the current one: a rename never doubles a deduplicated job.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from collections.abc import Sequence
@@ -61,6 +64,10 @@ def _enqueue_keyed(
 ) -> EnqueueResult:
     job = request.job
     found = conn.execute(queries["find_candidate"], (job.kind, job.dedup_key)).fetchone()
+    if found is None and request.aliases:
+        # After a rename the pending job may still be stored under a former kind.
+        aliases = json.dumps(list(request.aliases))
+        found = conn.execute(queries["find_alias_candidate"], (aliases, job.dedup_key)).fetchone()
     if found is None:
         conn.execute(queries["insert_job"], insert_params(job, created_at))
         return EnqueueResult(job.id, EnqueueOutcome.INSERTED)
@@ -99,7 +106,8 @@ def _apply(
         if action.payload is None or action.carry is None or action.priority is None:
             raise ValueError(f"a {action.kind} merge action needs payload, carry and priority")
         conn.execute(
-            queries["merge_into"], (existing_id, action.payload, action.carry, action.priority)
+            queries["merge_into"],
+            (existing_id, action.payload, action.carry, action.priority, action.version),
         )
     conn.execute(queries["insert_journal"], journal_params(existing_id, action.journal_entry))
     return EnqueueResult(existing_id, _OUTCOME[action.kind])

@@ -30,17 +30,27 @@ INSERT INTO venturi_schema_version (version, name, applied_at) VALUES (?1, ?2, ?
 
 -- name: insert_job
 INSERT INTO jobs (id, kind, queue, priority, state, payload, carry, dedup_key,
-                  concurrency_key, run_at, created_at)
-VALUES (?1, ?2, ?3, ?4, 'pending', ?5, ?6, ?7, ?8, ?9, ?10)
+                  concurrency_key, run_at, created_at, payload_version, carry_version)
+VALUES (?1, ?2, ?3, ?4, 'pending', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)
 
 -- name: find_candidate
 SELECT {JobRow}
 FROM jobs
 WHERE kind = ?1 AND dedup_key = ?2 AND state = 'pending'
 
+-- name: find_alias_candidate
+-- A pending job with the dedup key stored under one of the task's former
+-- kinds (?1, a JSON array): after a rename it is the merge candidate.
+SELECT {JobRow}
+FROM jobs
+WHERE kind IN (SELECT value FROM json_each(?1)) AND dedup_key = ?2 AND state = 'pending'
+ORDER BY id
+LIMIT 1
+
 -- name: merge_into
 UPDATE jobs
-SET payload = ?2, carry = ?3, priority = ?4, journal_count = journal_count + 1
+SET payload = ?2, carry = ?3, priority = ?4, journal_count = journal_count + 1,
+    payload_version = ?5, carry_version = ?5
 WHERE id = ?1
 
 -- name: count_journal_entry
@@ -145,7 +155,7 @@ WHERE id IN (SELECT value FROM json_each(?1)) AND state = 'running'
 -- Ends one run (fenced by the token). ?3 state, ?4 run_at (NULL keeps it),
 -- ?5 carry (NULL keeps it), ?6 failures to add, ?7 output, ?8/?9 error,
 -- ?10 finished_at, ?11 purge_after, ?12 runs to add (-1 gives back the
--- claim's run of a job that never started).
+-- claim's run of a job that never started), ?13 the version ?5 is written in.
 -- A job going back to pending gives up its dedup key when another pending
 -- job already holds it: an enqueue with that key arrived while it ran (the
 -- running job was no merge candidate), and the newer job keeps the key.
@@ -153,6 +163,7 @@ UPDATE jobs
 SET state = ?3,
     run_at = coalesce(?4, run_at),
     carry = coalesce(?5, carry),
+    carry_version = CASE WHEN ?5 IS NULL THEN carry_version ELSE ?13 END,
     failure_count = failure_count + ?6,
     run_count = run_count + ?12,
     output = ?7,
@@ -176,10 +187,12 @@ WHERE id = ?1 AND lease_token = ?2 AND state = 'running'
 -- name: complete_run
 -- end_run for the common case, a completion: touching fewer columns (no
 -- run_at, failure_count or dedup_key) saves about 1 µs per job.
--- ?3 output, ?4/?5 error, ?6 finished_at, ?7 purge_after, ?8 carry (NULL keeps it).
+-- ?3 output, ?4/?5 error, ?6 finished_at, ?7 purge_after, ?8 carry (NULL keeps it),
+-- ?9 the version ?8 is written in.
 UPDATE jobs
 SET state = 'completed',
     carry = coalesce(?8, carry),
+    carry_version = CASE WHEN ?8 IS NULL THEN carry_version ELSE ?9 END,
     output = ?3,
     error_code = ?4,
     error_message = ?5,
@@ -349,7 +362,7 @@ SELECT count(*), max(id) FROM jobs WHERE state IN (SELECT value FROM json_each(?
 
 -- name: scan_backlog
 -- One batch of the scan, in id order over the primary key: id > ?1 AND id <= ?2.
-SELECT id, kind, state, payload, carry, payload_version, carry_version
+SELECT {BacklogRow}
 FROM jobs
 WHERE id > ?1 AND id <= ?2 AND state IN (SELECT value FROM json_each(?3))
 ORDER BY id

@@ -1,0 +1,51 @@
+"""A project generated with ``venturi-gen`` in a temporary directory, run as its processes would.
+
+The schema-evolution tests declare one version of a project's tasks,
+generate it, store jobs with it in a process of its own (as that release's
+producers would), declare the next version, generate again, and then run
+``venturi check-backlog`` and workers of the new version against the same
+database.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from tests.acceptance.cli_fixtures import cli_env, run_cli
+
+GEN = Path(sys.executable).parent / "venturi-gen"
+
+
+class Project:
+    def __init__(self, root: Path, database: str) -> None:
+        root.mkdir(parents=True, exist_ok=True)
+        self.root = root
+        self.database = database
+        (root / "pyproject.toml").write_text('[tool.venturi]\ninputs = ["tasks.venturi.yaml"]\n')
+
+    def declare(self, text: str) -> None:
+        (self.root / "tasks.venturi.yaml").write_text(textwrap.dedent(text).lstrip())
+        done = subprocess.run([str(GEN)], cwd=self.root, capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr
+
+    def python(self, code: str, *args: str) -> str:
+        """Run ``code`` (with ``args`` in ``sys.argv``) in the project, as its producers or
+        workers would; its stdout."""
+        done = subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(code), *args], cwd=self.root, env=cli_env(self.database),
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    def check(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return run_cli("check-backlog", *args, database=self.database, cwd=self.root)
+
+    def report(self, *args: str) -> tuple[int, dict[str, object]]:
+        result = self.check("--json", *args)
+        assert "Traceback" not in result.stderr, result.stderr
+        return result.returncode, json.loads(result.stdout)
