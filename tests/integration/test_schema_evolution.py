@@ -94,6 +94,20 @@ class SendReceiptHandler(SendReceiptHandlerBase[str]):
         return Outcome.completed()
 '''
 
+CLEANUP = '''
+from __future__ import annotations
+
+from shop.tasks import Cleanup
+from shop.worker import CleanupHandlerBase
+from venturi.worker import Context, Outcome
+from venturi import NoCarry
+
+
+class CleanupHandler(CleanupHandlerBase[str]):
+    async def handle(self, task: Cleanup, ctx: Context[NoCarry], state: str) -> Outcome[None]:
+        raise AssertionError("no stored Cleanup decodes: this never runs")
+'''
+
 RUN_WORKER = """
 import asyncio
 from venturi.worker import Worker, WorkerConfig
@@ -144,6 +158,7 @@ def test_a_rename_an_upgrade_and_an_incompatible_change_with_jobs_waiting(
     assert sorted(error["examples"]) == sorted(ids["cleanups"])  # type: ignore[index]
 
     (project.root / "handlers/send_receipt.py").write_text(HANDLERS)
+    (project.root / "handlers/cleanup.py").write_text(CLEANUP)
     completed, dead = project.python(RUN_WORKER).split()
     assert (completed, dead) == ("20", "5")
     ran = [json.loads(line) for line in (project.root / "ran.jsonl").read_text().splitlines()]
