@@ -41,5 +41,7 @@ def test_every_layout_a_backend_knows_is_read_by_one_of_its_queries(
 def test_the_job_layout_reads_a_row_by_name() -> None:
     values = [f"v{i}" for i in range(len(_layouts.JobRow._fields))]
     row = _layouts.job_row(values)
+    fields = _layouts.JobRow._fields
     assert row.id == "v0"
-    assert row.journal_count == values[-1]  # type: ignore[comparison-overlap]  # a str here
+    assert row.journal_count == values[fields.index("journal_count")]  # type: ignore[comparison-overlap]  # a str here
+    assert row.carry_version == values[-1]  # type: ignore[comparison-overlap]
