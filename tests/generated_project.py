@@ -14,6 +14,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 from tests.acceptance.cli_fixtures import cli_env, run_cli
 
@@ -45,7 +46,7 @@ class Project:
     def check(self, *args: str) -> subprocess.CompletedProcess[str]:
         return run_cli("check-backlog", *args, database=self.database, cwd=self.root)
 
-    def report(self, *args: str) -> tuple[int, dict[str, object]]:
+    def report(self, *args: str) -> tuple[int, dict[str, Any]]:
         result = self.check("--json", *args)
         assert "Traceback" not in result.stderr, result.stderr
         return result.returncode, json.loads(result.stdout)

@@ -13,7 +13,6 @@ import os
 import pty
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 from venturi.storage import JobState, Resolution, open_storage

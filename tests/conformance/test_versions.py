@@ -81,3 +81,16 @@ async def test_the_current_kind_is_the_candidate_before_an_alias(backend: Backen
     [old] = await backend.storage.enqueue([request(Tally("k"))])  # an old producer meanwhile
     [merged] = await backend.storage.enqueue([request(Count("k"))])
     assert merged.job_id == current.job_id != old.job_id
+
+
+async def test_a_completion_that_moves_the_carry_records_its_version(backend: Backend) -> None:
+    [job] = await backend.storage.enqueue([request(Tally("a"))])
+    [claimed] = await backend.storage.claim(claim_request(kinds=KINDS), now=utcnow())
+    now = utcnow()
+    done = result(claimed, Resolution.COMPLETED, now=now, carry='{"runs":3}', carry_version=2)
+    assert await backend.storage.finish([done], now=now) == [True]
+    stored = await backend.storage.get(job.job_id)
+    assert stored is not None
+    assert (stored.state, stored.carry, stored.payload_version, stored.carry_version) == (
+        JobState.COMPLETED, '{"runs":3}', 1, 2
+    )

@@ -96,4 +96,4 @@ class Count(Task[CountCarry]):
 
 
 #: Every ``Pending`` a ``Count`` merge was given, for the tests to look at.
-seen: list[Pending[Count, CountCarry]] = []
+seen: list[Pending[Any, CountCarry]] = []

@@ -149,13 +149,13 @@ def test_a_rename_an_upgrade_and_an_incompatible_change_with_jobs_waiting(
     assert "return SendReceipt(order_id=old.order_id)" in stub, "dropping a field needs no decision"
     code, report = project.report()
     assert code == 1
-    kinds = {k["kind"]: k for k in report["kinds"]}  # type: ignore[union-attr,index]
-    assert kinds["shop.receipt"]["upgraded"] == 30 and kinds["shop.receipt"]["failed"] == 0  # type: ignore[index]
-    assert kinds["shop.receipt"]["alias_of"] == "shop.send_receipt"  # type: ignore[index]
-    [error] = report["errors"]  # type: ignore[misc]
-    assert (error["kind"], error["document"], error["jobs"]) == ("shop.cleanup", "payload", 5)  # type: ignore[index]
-    assert error["message"] == "$.days: expected a string, got number"  # type: ignore[index]
-    assert sorted(error["examples"]) == sorted(ids["cleanups"])  # type: ignore[index]
+    kinds = {k["kind"]: k for k in report["kinds"]}
+    assert kinds["shop.receipt"]["upgraded"] == 30 and kinds["shop.receipt"]["failed"] == 0
+    assert kinds["shop.receipt"]["alias_of"] == "shop.send_receipt"
+    [error] = report["errors"]
+    assert (error["kind"], error["document"], error["jobs"]) == ("shop.cleanup", "payload", 5)
+    assert error["message"] == "$.days: expected a string, got number"
+    assert sorted(error["examples"]) == sorted(ids["cleanups"])
 
     (project.root / "handlers/send_receipt.py").write_text(HANDLERS)
     (project.root / "handlers/cleanup.py").write_text(CLEANUP)
@@ -174,9 +174,9 @@ def test_a_rename_an_upgrade_and_an_incompatible_change_with_jobs_waiting(
     assert report["upgrade"] == {"rewritten": 10, "skipped": 0}
     code, clean = project.report()
     assert code == 0 and clean["ok"] is True
-    [kind] = clean["kinds"]  # type: ignore[misc]
-    assert (kind["kind"], kind["current"], kind["upgraded"], kind["payload_versions"]) == (  # type: ignore[index]
+    [kind] = clean["kinds"]
+    assert (kind["kind"], kind["current"], kind["upgraded"], kind["payload_versions"]) == (
         "shop.receipt", 10, 0, {"2": 10},
     )  # fmt: skip
-    [alias] = clean["aliases"]  # type: ignore[misc]
-    assert (alias["pending"], alias["droppable"]) == (10, False)  # type: ignore[index]
+    [alias] = clean["aliases"]
+    assert (alias["pending"], alias["droppable"]) == (10, False)
