@@ -230,6 +230,9 @@ class InlineSqliteStorage:
         self.sync = sync
         self.capabilities = sync.capabilities
 
+    async def open(self) -> None:
+        self.sync.open()
+
     async def migrate(self) -> int:
         return int(self.sync.migrate())
 
