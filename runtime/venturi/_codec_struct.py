@@ -1,0 +1,185 @@
+"""The building blocks of generated codecs: ``Codec`` values per declared type, and the
+``Struct`` of ``field`` entries that describes a generated dataclass's JSON object.
+
+Generated modules hold one line per field (``codec.field("url", codec.STR)``);
+the per-type logic lives here and in ``_codec_values``, once.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar
+
+if TYPE_CHECKING:
+    import ulid
+
+from venturi._codec_errors import CodecError
+from venturi._codec_values import (
+    encode_bool,
+    encode_date,
+    encode_datetime,
+    encode_decimal,
+    encode_float,
+    encode_int,
+    encode_str,
+    encode_ulid,
+    encode_uuid,
+    expect_bool,
+    expect_date,
+    expect_datetime,
+    expect_decimal,
+    expect_enum,
+    expect_float,
+    expect_instance,
+    expect_int,
+    expect_list,
+    expect_map,
+    expect_object,
+    expect_optional,
+    expect_str,
+    expect_ulid,
+    expect_uuid,
+    member_path,
+)
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Codec(Generic[T]):
+    """How one declared type crosses the JSON boundary: a strict decoder and encoder."""
+
+    decode: Callable[[Any, str], T]
+    encode: Callable[[Any, str], Any]
+
+
+class Record(Protocol):
+    """A generated dataclass (nested type, carry, output) with path-aware codecs."""
+
+    def to_json(self, path: str = "$") -> Any: ...
+
+    @classmethod
+    def from_json(cls, data: Any, path: str = "$") -> Self: ...
+
+
+R = TypeVar("R", bound=Record)
+
+STR: Codec[str] = Codec(expect_str, encode_str)
+INT: Codec[int] = Codec(expect_int, encode_int)
+FLOAT: Codec[float] = Codec(expect_float, encode_float)
+BOOL: Codec[bool] = Codec(expect_bool, encode_bool)
+DATETIME: Codec[dt.datetime] = Codec(expect_datetime, encode_datetime)
+DATE: Codec[dt.date] = Codec(expect_date, encode_date)
+UUID: Codec[uuid.UUID] = Codec(expect_uuid, encode_uuid)
+ULID: Codec[ulid.ULID] = Codec(expect_ulid, encode_ulid)
+DECIMAL: Codec[decimal.Decimal] = Codec(expect_decimal, encode_decimal)
+
+
+def string(*, max_length: int) -> Codec[str]:
+    """A string of at most ``max_length`` characters, checked both ways."""
+    return Codec(
+        lambda data, path: expect_str(data, path, max_length=max_length),
+        lambda value, path: encode_str(value, path, max_length=max_length),
+    )
+
+
+def literal(*values: str) -> Codec[str]:
+    """One of the listed strings (a declared enum)."""
+
+    def check(value: Any, path: str) -> str:
+        return expect_enum(value, path, values)
+
+    return Codec(check, check)
+
+
+def list_of(item: Codec[T]) -> Codec[tuple[T, ...]]:
+    """A JSON array decoded to a tuple; a list or tuple on the way out."""
+
+    def encode(value: Any, path: str) -> list[Any]:
+        expect_instance(value, path, (tuple, list), "a tuple")
+        return [item.encode(element, f"{path}[{index}]") for index, element in enumerate(value)]
+
+    return Codec(lambda data, path: expect_list(data, path, item.decode), encode)
+
+
+def map_of(item: Codec[T]) -> Codec[dict[str, T]]:
+    """A JSON object with string keys and values of one type."""
+
+    def encode(value: Any, path: str) -> dict[str, Any]:
+        expect_instance(value, path, Mapping, "a mapping")
+        result: dict[str, Any] = {}
+        for key, element in value.items():
+            if not isinstance(key, str):
+                raise CodecError(path, f"expected string keys, got {type(key).__name__}")
+            result[key] = item.encode(element, member_path(path, key))
+        return result
+
+    return Codec(lambda data, path: expect_map(data, path, item.decode), encode)
+
+
+def optional(item: Codec[T]) -> Codec[T | None]:
+    """``null`` or a value of ``item``."""
+    return Codec(
+        lambda data, path: expect_optional(data, path, item.decode),
+        lambda value, path: None if value is None else item.encode(value, path),
+    )
+
+
+def nested(cls: type[R]) -> Codec[R]:
+    """A generated dataclass inside another one."""
+
+    def encode(value: Any, path: str) -> Any:
+        expect_instance(value, path, cls, f"a {cls.__name__}")
+        return value.to_json(path)
+
+    return Codec(lambda data, path: cls.from_json(data, path), encode)
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """One dataclass field: its JSON name, codec, Python attribute, and whether JSON must have it."""
+
+    name: str
+    codec: Codec[Any]
+    attr: str
+    required: bool
+
+
+def field(name: str, codec: Codec[Any], *, attr: str | None = None, required: bool = True) -> Field:
+    """A field whose Python attribute is ``attr`` (default: the JSON name).
+
+    ``required=False`` for fields with a default: JSON written before the field
+    existed still decodes, and the dataclass default fills it in.
+    """
+    return Field(name, codec, name if attr is None else attr, required)
+
+
+class Struct:
+    """The JSON shape of a generated dataclass: a JSON object with exactly these fields."""
+
+    __slots__ = ("_allowed", "_by_name", "_required", "fields")
+
+    def __init__(self, *fields: Field) -> None:
+        self.fields = fields
+        self._by_name = {f.name: f for f in fields}
+        self._required = frozenset(f.name for f in fields if f.required)
+        self._allowed = frozenset(self._by_name)
+
+    def decode(self, cls: Callable[..., T], data: Any, path: str = "$") -> T:
+        """Strictly decode ``data``: required fields present, no unknown field, every type checked."""
+        obj = expect_object(data, path, required=self._required, allowed=self._allowed)
+        kwargs: dict[str, Any] = {}
+        for key, value in obj.items():
+            spec = self._by_name[key]
+            kwargs[spec.attr] = spec.codec.decode(value, f"{path}.{key}")
+        return cls(**kwargs)
+
+    def encode(self, value: Any, path: str = "$") -> dict[str, Any]:
+        """Encode every field of ``value``, checking each value against its declared type."""
+        return {
+            f.name: f.codec.encode(getattr(value, f.attr), f"{path}.{f.name}") for f in self.fields
+        }
