@@ -157,6 +157,8 @@ async def run_handler(
         lease_expires_at=now,
         concurrency_key=task.concurrency_key(),
         journal=history,
+        payload_version=reg.version,  # written by this very code: the current version
+        carry_version=reg.version,
     )
     slots: list[Context[Any] | None] = [None]
     end = await execute(

@@ -7,8 +7,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from venturi import JobState, JournalEntry, JournalEvent, testing
 from venturi.storage import Resolution
-from venturi.worker import WorkerConfig
+from venturi.worker import Context, Handler, Outcome, WorkerConfig
 
+from tests.conformance.versioned_tasks import Count, CountCarry
 from tests.integration.tasks import (
     Counter,
     Doomed,
@@ -130,3 +131,18 @@ def test_drain_runs_a_real_worker_over_the_memory_queue() -> None:
         assert info.state is JobState.COMPLETED and info.output == Shout("GO", 2)
         assert [j.state for j in testing.jobs(queue, Doomed)] == [JobState.DEAD]
         assert testing.enqueued(queue, Echo, states=[JobState.PENDING]) == []
+
+
+class CountHandler(Handler[Count, CountCarry, None]):
+    TASK = Count
+
+    async def handle(self, task: Count, ctx: Context[CountCarry], state: None) -> Outcome[None]:
+        ctx.carry = CountCarry(ctx.carry.runs + 1)
+        return Outcome.completed_with(task.key)
+
+
+async def test_a_versioned_task_runs_at_its_own_version() -> None:
+    # Count is version 2: run_handler stores it as the current code would, not as version 1.
+    ran = await testing.run_handler(CountHandler(), Count("k"), None)
+    assert ran.run_result.resolution is Resolution.COMPLETED
+    assert ran.run_result.journal_entry.note == "k" and ran.carry == CountCarry(1)
