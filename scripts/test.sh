@@ -19,10 +19,10 @@ if command -v pg_isready >/dev/null 2>&1 && ! pg_isready -q -h 127.0.0.1 -p 5432
 fi
 
 echo "== ruff"
-.venv/bin/ruff check runtime generator tests examples scripts
+.venv/bin/ruff check runtime generator tests examples scripts bench
 echo "== ruff on generated code (the markers that tell users' linters to skip it, ignored)"
 .venv/bin/ruff check --ignore-noqa examples tests/generator/golden
-echo "== mypy --strict (runtime, generator, examples, tests)"
+echo "== mypy --strict (runtime, generator, examples, tests, bench)"
 .venv/bin/mypy
 echo "== pyright --strict (runtime, examples)"
 # No check of PyPI for a newer pyright on every run.
@@ -32,7 +32,7 @@ echo "== mypy --strict and pyright --strict (golden outputs of the generator)"
 .venv/bin/python scripts/typecheck_golden.py
 echo "== sync twins (scripts/async_to_sync.py --check)"
 .venv/bin/python scripts/async_to_sync.py --check
-echo "== venturi-gen --check (bundled examples)"
+echo "== venturi-gen --check (bundled examples, the benchmark's task)"
 .venv/bin/venturi-gen --check
 echo "== pytest"
 .venv/bin/python -m pytest "$@"

@@ -65,6 +65,8 @@ class OwnServer:
     datadir: Path
     port: int
     run_as: str | None
+    #: More ``-c name=value`` options, after (so over) the defaults of ``start``.
+    settings: str = ""
 
     @property
     def admin_url(self) -> str:
@@ -80,8 +82,8 @@ class OwnServer:
         options = (
             f"-p {self.port} -c listen_addresses=127.0.0.1 "
             f"-c unix_socket_directories={self.datadir} -c max_connections=60 "
-            "-c shared_buffers=32MB -c fsync=on"
-        )
+            f"-c shared_buffers=32MB -c fsync=on {self.settings}"
+        ).strip()
         self._pg_ctl("-o", options, "-l", str(self.datadir / "server.log"), "start")
 
     def stop(self, mode: str = "fast") -> None:
@@ -114,8 +116,11 @@ class OwnServer:
 
 
 @contextlib.contextmanager
-def throwaway_server() -> Iterator[OwnServer]:
-    """initdb into a temporary directory, start on a free port, stop and delete at the end."""
+def throwaway_server(settings: str = "") -> Iterator[OwnServer]:
+    """initdb into a temporary directory, start on a free port, stop and delete at the end.
+
+    ``settings``: more ``-c name=value`` server options (the benchmark loads
+    ``pg_stat_statements`` this way)."""
     bindir = _bindir()
     if bindir is None:
         pytest.skip("no PostgreSQL server binaries (initdb, pg_ctl) on this machine")
@@ -136,7 +141,7 @@ def throwaway_server() -> Iterator[OwnServer]:
         if run_as is not None:
             command = ["runuser", "-u", run_as, "--", *command]
         subprocess.run(command, check=True, capture_output=True, timeout=120)
-        server = OwnServer(bindir, datadir, _free_port(), run_as)
+        server = OwnServer(bindir, datadir, _free_port(), run_as, settings)
         server.start()
         try:
             yield server

@@ -5,11 +5,11 @@ no timed assertions. Issue 4 states its bar as multiples of pgqueuer 1.6 with
 asyncpg on the same machine (processing 3x with one worker process and 2.5x
 with two; enqueue 1.2x one by one and 2x in batches of 1,000), quoting
 figures from one machine (38,400 and 50,000 jobs/s; 2,760 and 118,000 jobs/s).
-Machines differ, so scripts/bench-peers.sh measures pgqueuer here: run both
-in one sitting and compare the ratios.
+Machines differ, so the side-by-side benchmark (bench/, docs/benchmarks.md)
+measures the peers and venturi in one sitting: its ratios are the ones to quote.
 
     .venv/bin/python -m pytest -m benchmark -s tests/benchmarks/test_postgres_bench.py
-    bash scripts/bench-peers.sh
+    bash bench/run.sh --only pg
 """
 
 from __future__ import annotations

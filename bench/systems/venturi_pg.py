@@ -1,0 +1,115 @@
+"""venturi on PostgreSQL, driven by the harness (the project's own virtual environment).
+
+The job is the generated ``bench.generated.tasks.Noop``; enqueue goes through ``Queue``
+(the synchronous producer a web handler uses), processing through ``Worker.run_until_idle``
+at the worker's defaults except ``concurrency``.
+
+    python -m bench.systems.venturi_pg ROLE --url postgresql://... [--jobs N] [--concurrency C]
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+import psycopg
+from venturi import Queue
+from venturi._clock import utcnow
+from venturi.storage import ClaimRequest
+from venturi.storage.postgres import AsyncPostgresStorage, PostgresStorage
+from venturi.worker import Worker, WorkerConfig
+
+from bench import _driver
+from bench.generated.tasks import Noop
+from bench.handlers.noop import NoopHandler
+
+ROLES = ("setup", "reset", "fill", "verify", "enqueue-single", "enqueue-batch", "worker")
+SCHEMA = "venturi"
+
+
+def _sql(url: str, sql: str) -> list[tuple[object, ...]]:
+    with psycopg.connect(url, autocommit=True) as conn:
+        cur = conn.execute(sql.replace("{s}", SCHEMA))
+        return cur.fetchall() if cur.description else []
+
+
+def _fill(queue: Queue, jobs: int, batch: int) -> None:
+    for start in range(0, jobs, batch):
+        queue.enqueue_many(Noop(n=n) for n in range(start, min(start + batch, jobs)))
+
+
+def _enqueue(url: str, jobs: int, batch: int, single: bool) -> None:
+    with Queue(PostgresStorage(url, pool_size=1)) as queue:
+        queue.enqueue(Noop(n=-1))  # the pool's connection, open and warm
+        _sql(url, "DELETE FROM {s}.jobs")
+        _driver.ready()
+        watch = _driver.Stopwatch()
+        if single:
+            for n in range(jobs):
+                queue.enqueue(Noop(n=n))
+        else:
+            _fill(queue, jobs, batch)
+        fields = watch.fields()
+        _driver.report(**fields)
+
+
+async def _warm_up(storage: AsyncPostgresStorage) -> None:
+    """Open the pool, the claim and the completion connections before GO."""
+    await storage.pending_counts_by_kind()
+    request = ClaimRequest(("default",), ("bench.warmup",), 1, "warmup", timedelta(seconds=1), "w")
+    await storage.claim(request, now=utcnow())
+    await storage.heartbeat([("none", "none")], lease_duration=timedelta(seconds=1), now=utcnow())
+
+
+async def _work(url: str, concurrency: int) -> None:
+    storage = AsyncPostgresStorage(url, pool_size=2)
+    try:
+        await _warm_up(storage)
+        config = WorkerConfig(concurrency=concurrency, install_signal_handlers=False)
+        worker: Worker[None] = Worker(None, storage, config=config, migrate=False)
+        worker.register(NoopHandler())
+        await asyncio.get_running_loop().run_in_executor(None, _driver.ready)
+        watch = _driver.Stopwatch()
+        stats = await worker.run_until_idle()
+        fields = watch.fields()
+        await asyncio.get_running_loop().run_in_executor(
+            None, lambda: _driver.report(completed=stats.completed, **fields)
+        )
+    finally:
+        await storage.close()
+
+
+def main() -> None:
+    args = _driver.arguments(ROLES)
+    url = args.url
+    if args.role == "setup":
+        with Queue(PostgresStorage(url, pool_size=1)):
+            pass  # migrates
+        _driver.answer()
+    elif args.role == "reset":
+        _sql(url, "TRUNCATE {s}.jobs, {s}.journal, {s}.concurrency_locks")
+        _driver.answer()
+    elif args.role == "fill":
+        with Queue(PostgresStorage(url, pool_size=1)) as queue:
+            _fill(queue, args.jobs, args.batch)
+        _driver.answer()
+    elif args.role == "verify":
+        ((done, once, journaled, pending, last),) = _sql(
+            url,
+            "SELECT count(*) FILTER (WHERE state = 'completed'), "
+            "count(*) FILTER (WHERE state = 'completed' AND run_count = 1), "
+            "(SELECT count(DISTINCT job_id) FROM {s}.journal), "
+            "count(*) FILTER (WHERE state = 'pending'), "
+            "extract(epoch FROM max(finished_at))::float8 FROM {s}.jobs",
+        )
+        _driver.answer(
+            done=done, done_once=once, journaled=journaled, pending=pending, last_done_at=last
+        )
+    elif args.role in ("enqueue-single", "enqueue-batch"):
+        _enqueue(url, args.jobs, args.batch, args.role == "enqueue-single")
+    else:
+        asyncio.run(_work(url, args.concurrency))
+
+
+if __name__ == "__main__":
+    main()
