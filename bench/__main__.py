@@ -14,6 +14,7 @@ import json
 import os
 import platform
 import re
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import _proc, _report
-from bench._plan import PGBENCH, Scenario, order, scenarios, system
+from bench._plan import PGBENCH, Scenario, order, scenarios, system, with_variants
 from bench._run import ROOT, Launcher, Measurement, RunFailed, measure
 from bench._server import Server, own_server
 
@@ -42,6 +43,8 @@ def _args() -> argparse.Namespace:
                         help="scenarios whose key is PREFIX or starts with PREFIX- (pg, pg-process, sqlite, ...)")
     parser.add_argument("--systems", action="append", default=[], metavar="NAME",
                         help="only these systems (venturi is always kept for the ratios)")
+    parser.add_argument("--compare", action="append", default=[], metavar="FIELD=VALUE,...",
+                        help="also run venturi with these WorkerConfig fields, beside its defaults")
     parser.add_argument("--server", choices=("local", "own"), default="local",
                         help="local: the server at --admin-url; own: a throwaway cluster with "
                              "pg_stat_statements (per-statement server time)")
@@ -68,7 +71,7 @@ def _chosen(args: argparse.Namespace) -> tuple[Scenario, ...]:
             n for n in scenario.systems if not args.systems or n in args.systems or n == "venturi"
         )
         picked.append(Scenario(**{**asdict(scenario), "systems": names}))
-    return tuple(picked)
+    return with_variants(tuple(picked), args.compare)
 
 
 def _matches(key: str, prefix: str) -> bool:
@@ -149,6 +152,8 @@ def _statements(m: Measurement, top: int) -> list[str]:
 
 
 def main() -> int:
+    # SIGTERM ends the run like Ctrl-C: the drivers are stopped and the databases dropped.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     args = _args()
     chosen = _chosen(args)
     found: list[Measurement] = []

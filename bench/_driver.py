@@ -35,6 +35,27 @@ def arguments(roles: tuple[str, ...]) -> argparse.Namespace:
     return parser.parse_args()
 
 
+def settings(variant: str) -> dict[str, Any]:
+    """``field=value,...`` as keyword arguments: integers, floats, None, true/false, text."""
+    found: dict[str, Any] = {}
+    for item in filter(None, variant.split(",")):
+        name, _, text = item.partition("=")
+        value: Any = text
+        if text == "None":
+            value = None
+        elif text in ("true", "false"):
+            value = text == "true"
+        else:
+            for kind in (int, float):
+                try:
+                    value = kind(text)
+                    break
+                except ValueError:
+                    continue
+        found[name.strip()] = value
+    return found
+
+
 def cpu_seconds() -> float:
     """This process's CPU time, every thread included."""
     usage = resource.getrusage(resource.RUSAGE_SELF)

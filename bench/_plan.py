@@ -34,9 +34,25 @@ SYSTEMS = (
 
 
 def system(name: str, backend: str, suffix: str = "") -> System:
-    """The system; ``suffix`` goes on its database's name (two benchmarks on one server)."""
-    found = next(s for s in SYSTEMS if s.name == name and s.backend == backend)
+    """The system; ``suffix`` goes on its database's name (two benchmarks on one server).
+
+    ``venturi[field=value,...]`` is venturi with those ``WorkerConfig`` fields, run
+    beside venturi at its defaults (``--compare``) to measure a setting or a change."""
+    base, _, spec = name.partition("[")
+    found = next(s for s in SYSTEMS if s.name == base and s.backend == backend)
+    if spec:
+        found = replace(found, name=name, variant=spec.rstrip("]"))
     return replace(found, store=found.store + suffix) if backend == "postgresql" else found
+
+
+def with_variants(chosen: tuple[Scenario, ...], specs: list[str]) -> tuple[Scenario, ...]:
+    """Each scenario with ``venturi[spec]`` beside venturi, for every spec."""
+    extra = tuple(f"{VENTURI}[{spec}]" for spec in specs)
+    return tuple(
+        replace(s, systems=(s.systems[0], *extra, *s.systems[1:]))
+        if s.role == "worker" and s.systems and s.systems[0] == VENTURI else s
+        for s in chosen
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)

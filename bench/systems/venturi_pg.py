@@ -61,11 +61,13 @@ async def _warm_up(storage: AsyncPostgresStorage) -> None:
     await storage.heartbeat([("none", "none")], lease_duration=timedelta(seconds=1), now=utcnow())
 
 
-async def _work(url: str, concurrency: int) -> None:
+async def _work(url: str, concurrency: int, variant: str) -> None:
     storage = AsyncPostgresStorage(url, pool_size=2)
     try:
         await _warm_up(storage)
-        config = WorkerConfig(concurrency=concurrency, install_signal_handlers=False)
+        config = WorkerConfig(
+            concurrency=concurrency, install_signal_handlers=False, **_driver.settings(variant)
+        )
         worker: Worker[None] = Worker(None, storage, config=config, migrate=False)
         worker.register(NoopHandler())
         await asyncio.get_running_loop().run_in_executor(None, _driver.ready)
@@ -108,7 +110,7 @@ def main() -> None:
     elif args.role in ("enqueue-single", "enqueue-batch"):
         _enqueue(url, args.jobs, args.batch, args.role == "enqueue-single")
     else:
-        asyncio.run(_work(url, args.concurrency))
+        asyncio.run(_work(url, args.concurrency, args.variant))
 
 
 if __name__ == "__main__":

@@ -44,11 +44,13 @@ def _enqueue(path: str, jobs: int, batch: int, single: bool) -> None:
         _driver.report(**fields)
 
 
-async def _work(path: str, concurrency: int) -> None:
+async def _work(path: str, concurrency: int, variant: str) -> None:
     storage = AsyncSqliteStorage(SqliteStorage(path, synchronous="FULL"))
     try:
         await storage.open()
-        config = WorkerConfig(concurrency=concurrency, install_signal_handlers=False)
+        config = WorkerConfig(
+            concurrency=concurrency, install_signal_handlers=False, **_driver.settings(variant)
+        )
         worker: Worker[None] = Worker(None, storage, config=config, migrate=False)
         worker.register(NoopHandler())
         await asyncio.get_running_loop().run_in_executor(None, _driver.ready)
@@ -90,7 +92,7 @@ def main() -> None:
     elif args.role in ("enqueue-single", "enqueue-batch"):
         _enqueue(path, args.jobs, args.batch, args.role == "enqueue-single")
     else:
-        asyncio.run(_work(path, args.concurrency))
+        asyncio.run(_work(path, args.concurrency, args.variant))
 
 
 if __name__ == "__main__":
