@@ -78,8 +78,13 @@ def test_interleaving_rotates_the_systems() -> None:
     assert runs == [["a", "b", "c"], ["b", "c", "a"], ["c", "a", "b"]]
 
 
-def _m(system_name: str, rate: float, **kw: int) -> Measurement:
-    return Measurement("pg-process-w1-c100", system_name, 1000, rate, **kw)
+def _m(
+    system_name: str, rate: float, worker_cpu_ns: int = 0, server_cpu_ns: int = 0, xacts: int = 0
+) -> Measurement:
+    return Measurement(
+        "pg-process-w1-c100", system_name, 1000, rate, worker_cpu_ns=worker_cpu_ns,
+        server_cpu_ns=server_cpu_ns, xacts=xacts,
+    )  # fmt: skip
 
 
 def test_report_medians_ratios_and_costs_per_job() -> None:
