@@ -180,7 +180,7 @@ def test_the_projects_formatter_configuration_is_ignored(project: Project) -> No
     assert project.files() == plain
 
 
-def test_bare_check_at_the_repository_root_covers_the_bundled_examples(
+def test_bare_check_at_the_repository_root_covers_the_bundled_examples_and_the_benchmark(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from venturi_gen.cli import main
@@ -191,8 +191,8 @@ def test_bare_check_at_the_repository_root_covers_the_bundled_examples(
     assert main(["--check", "--no-cache"]) == 0, capsys.readouterr()
     err = capsys.readouterr().err
     assert err.startswith("venturi-gen --check: ")
-    examples = sorted(REPO.glob("examples/*/tasks.venturi.yaml"))
-    assert (f"({len(examples)} declaration file" in err) or (not examples and "nothing to do" in err)
+    inputs = sorted(REPO.glob("examples/*/tasks.venturi.yaml")) + [REPO / "bench/tasks.venturi.yaml"]
+    assert f"({len(inputs)} declaration file" in err
 
 
 def test_crlf_line_endings_from_a_windows_checkout_are_not_stale(generated: Project) -> None:
