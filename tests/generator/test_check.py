@@ -191,7 +191,7 @@ def test_bare_check_at_the_repository_root_covers_the_bundled_examples_and_the_b
     assert main(["--check", "--no-cache"]) == 0, capsys.readouterr()
     err = capsys.readouterr().err
     assert err.startswith("venturi-gen --check: ")
-    inputs = sorted(REPO.glob("examples/*/tasks.venturi.yaml")) + [REPO / "bench/tasks.venturi.yaml"]
+    inputs = [*sorted(REPO.glob("examples/*/tasks.venturi.yaml")), REPO / "bench/tasks.venturi.yaml"]
     assert f"({len(inputs)} declaration file" in err
 
 
