@@ -24,7 +24,7 @@ async side used removed, formatted), so it is lint-clean by construction.
 Every rule must match somewhere: a rule that no longer matches anything is an
 error, so the tables cannot silently rot.
 
-Usage: ``python scripts/async_to_sync.py [--check]``.
+Usage: ``python scripts/async_to_sync.py [--check | --outputs]``.
 """
 
 from __future__ import annotations
@@ -314,8 +314,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--check", action="store_true", help="change nothing; fail if a twin is not up to date"
     )
+    parser.add_argument(
+        "--outputs", action="store_true", help="print the generated twins' paths, one a line"
+    )
     parser.add_argument("--root", type=Path, default=ROOT, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.outputs:
+        for name in INPUTS:
+            print(twin_of(Path(name)))
+        return 0
     try:
         problems = generate(args.root, check=args.check)
     except ConversionError as exc:
