@@ -21,9 +21,10 @@ from venturi._bulk import (
 from venturi._clock import utcnow
 from venturi._enqueue import JobInfo, build_request, build_requests, job_info
 from venturi._task import Task
-from venturi.errors import JobNotFound
+from venturi.errors import ConfigurationError, JobNotFound, JobWaitTimeout
 from venturi.storage._protocol import Storage
 from venturi.storage._types import (
+    TERMINAL_STATES,
     CancelOutcome,
     EnqueueResult,
     JobSelection,
@@ -106,6 +107,37 @@ class Queue:
         if stored is None:
             raise JobNotFound(f"no job with id {job_id!r}")
         return job_info(stored, task)
+
+    @overload
+    def wait(self, job_id: str, timeout: float | timedelta) -> JobInfo[Any]: ...
+    @overload
+    def wait(self, job_id: str, timeout: float | timedelta, task: type[T]) -> JobInfo[T]: ...
+    def wait(
+        self, job_id: str, timeout: float | timedelta, task: type[T] | None = None
+    ) -> JobInfo[Any]:
+        """Wait until the job has ended (completed, dead or cancelled); return it, typed.
+
+        ``info.state`` says how it ended and ``info.output`` holds the typed
+        output of a completed job. PostgreSQL wakes on the notification the
+        job's end sends; SQLite reads the job again with backoff (a few
+        milliseconds at first, then up to a quarter of a second). Raises
+        ``JobWaitTimeout`` (a ``TimeoutError``, with the job as it was) when
+        ``timeout`` (seconds, or a ``timedelta``) passes first: the job goes
+        on. ``JobNotFound`` for an unknown id. A web request should rarely
+        wait for a job: see "Waiting for a result" in docs/runtime.md.
+        """
+        seconds = timeout.total_seconds() if isinstance(timeout, timedelta) else float(timeout)
+        if not seconds >= 0:
+            raise ConfigurationError(f"timeout must be a number of seconds >= 0, got {timeout!r}")
+        stored = self.storage.wait(job_id, timeout=seconds)
+        if stored is None:
+            raise JobNotFound(f"no job with id {job_id!r}")
+        info = job_info(stored, task)
+        if stored.state not in TERMINAL_STATES:
+            raise JobWaitTimeout(
+                f"job {job_id} is still {stored.state.value} after {seconds:g} s", info
+            )
+        return info
 
     def cancel(self, job_id: str) -> CancelOutcome:
         """Cancel a pending job, or fence a running one so its worker cannot complete it."""

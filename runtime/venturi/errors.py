@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class VenturiError(Exception):
     """Base class of venturi's own errors."""
@@ -29,3 +31,14 @@ class JobNotFound(VenturiError):
 
 class SchemaOutOfDate(VenturiError):
     """The database schema is older than this runtime; run ``venturi migrate``."""
+
+
+class JobWaitTimeout(VenturiError, TimeoutError):
+    """``Queue.wait`` gave up: the job had not ended when the timeout passed.
+
+    ``job`` is the job as it was then (a ``JobInfo``); the job itself goes on.
+    """
+
+    def __init__(self, message: str, job: Any) -> None:
+        super().__init__(message)
+        self.job = job

@@ -4,7 +4,7 @@ The schema name comes from the constructor keyword, else the URL's
 ``venturi_schema`` query parameter (removed before the URL reaches libpq,
 which would reject it), else ``venturi``. It is restricted to plain
 lower-case identifiers, so that quoting it into SQL text is trivially safe
-and its NOTIFY channel (``<schema>_jobs``) stays a valid identifier.
+and its NOTIFY channels (``<schema>_jobs``, ``<schema>_done``) stay valid identifiers.
 Every connection runs with ``TimeZone=UTC`` so that the timestamps psycopg
 returns are UTC already.
 """
@@ -52,7 +52,13 @@ class Settings:
 
     @property
     def channel(self) -> str:
+        """NOTIFY'd with a queue's name when a job may be ready in it (wakes idle workers)."""
         return f"{self.schema}_jobs"
+
+    @property
+    def done_channel(self) -> str:
+        """NOTIFY'd with the ids of jobs that ended (wakes ``Queue.wait``)."""
+        return f"{self.schema}_done"
 
     def conninfo_for(self, application_name: str) -> str:
         """The connection string with ``application_name`` set, so operators (and tests)
@@ -89,9 +95,12 @@ def quote_literal(text: str) -> str:
 
 
 def render(sql: str, settings: Settings) -> str:
-    """SQL text with ``{schema}`` and ``{channel}`` filled in (names validated by ``parse``)."""
-    return sql.replace("{schema}", quote_identifier(settings.schema)).replace(
-        "{channel}", quote_literal(settings.channel)
+    """SQL text with ``{schema}``, ``{channel}`` and ``{done_channel}`` filled in (names
+    validated by ``parse``)."""
+    return (
+        sql.replace("{schema}", quote_identifier(settings.schema))
+        .replace("{channel}", quote_literal(settings.channel))
+        .replace("{done_channel}", quote_literal(settings.done_channel))
     )
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import psycopg
 
@@ -26,6 +26,50 @@ from venturi.storage.postgres._retry import INITIAL_DELAY_S, MAX_DELAY_S
 from venturi.storage.postgres._steps import trusted
 
 log = logging.getLogger("venturi.storage.postgres")
+
+
+async def listen_forever(
+    conninfo: str,
+    channel: str,
+    on_note: Callable[[str | None], None],
+    on_connection: Callable[[int | None], None],
+    *,
+    what: str,
+) -> None:
+    """LISTEN on ``channel`` over a connection of its own until cancelled.
+
+    ``on_connection(backend_pid)`` once LISTEN is in place, then ``on_note(None)``
+    (notifications sent while no one listened are lost: anything may have
+    happened), ``on_note(payload)`` for each notification, and
+    ``on_connection(None)`` when the connection is lost; it is then made again
+    with backoff. ``conninfo`` should carry keepalives (``with_keepalives``).
+    """
+    delay = INITIAL_DELAY_S
+    while True:
+        try:
+            conn = await psycopg.AsyncConnection.connect(conninfo, autocommit=True)
+            try:
+                await conn.execute(trusted(f"LISTEN {quote_identifier(channel)}"))
+                on_connection(conn.info.backend_pid)
+                delay = INITIAL_DELAY_S
+                on_note(None)
+                async for note in conn.notifies():
+                    on_note(note.payload)
+            finally:
+                on_connection(None)
+                await conn.close()
+        except Exception as exc:  # any failure of the connection: retry, never die
+            log.warning("venturi %s connection lost (%s); reconnecting in %.2f s", what, exc, delay)
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, MAX_DELAY_S)
+
+
+async def stop(task: asyncio.Task[None] | None) -> None:
+    """Cancel a ``listen_forever`` task and wait until it is gone."""
+    if task is not None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
 
 
 class Listener:
@@ -45,27 +89,12 @@ class Listener:
             self._task = asyncio.create_task(self._listen(), name="venturi-listener")
 
     async def _listen(self) -> None:
-        delay = INITIAL_DELAY_S
-        while True:
-            try:
-                conn = await psycopg.AsyncConnection.connect(self._conninfo, autocommit=True)
-                try:
-                    await conn.execute(trusted(f"LISTEN {quote_identifier(self._channel)}"))
-                    self.backend_pid = conn.info.backend_pid
-                    self.connections += 1
-                    delay = INITIAL_DELAY_S
-                    self._notify(None)
-                    async for note in conn.notifies():
-                        self._notify(note.payload)
-                finally:
-                    self.backend_pid = None
-                    await conn.close()
-            except Exception as exc:  # any failure of the connection: retry, never die
-                log.warning(
-                    "venturi listener connection lost (%s); reconnecting in %.2f s", exc, delay
-                )
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, MAX_DELAY_S)
+        await listen_forever(self._conninfo, self._channel, self._notify, self._up, what="listener")
+
+    def _up(self, backend_pid: int | None) -> None:
+        self.backend_pid = backend_pid
+        if backend_pid is not None:
+            self.connections += 1
 
     def _notify(self, queue: str | None) -> None:
         if queue is None:
@@ -101,7 +130,4 @@ class Listener:
 
     async def close(self) -> None:
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await stop(task)

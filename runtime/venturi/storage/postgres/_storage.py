@@ -46,6 +46,7 @@ from venturi.storage._types import (
     StoredJob,
 )
 from venturi.storage.postgres import _backlog, _operator, _producer, _queues, _schema
+from venturi.storage.postgres._completions import wait_listening
 from venturi.storage.postgres._config import (
     CAPABILITIES,
     DEFAULT_RECONNECT_TIMEOUT,
@@ -204,6 +205,17 @@ class PostgresStorage:
     def cancel(self, job_id: str, *, now: datetime) -> CancelOutcome:
         return self._run(
             lambda: _operator.cancel(self._queries, job_id, now, self._retention), what="cancel"
+        )
+
+    def wait(self, job_id: str, *, timeout: float) -> StoredJob | None:
+        """Woken by the completion notification (see ``_completions``)."""
+        return wait_listening(
+            self._pool,
+            self.settings.done_channel,
+            job_id,
+            timeout,
+            lambda conn: run_steps(conn, _operator.get(self._queries, job_id)),
+            lambda: self.get(job_id),
         )
 
     def retry(self, job_id: str, *, now: datetime) -> bool:

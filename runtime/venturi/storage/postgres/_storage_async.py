@@ -52,6 +52,7 @@ from venturi.storage._types import (
     StoredJob,
 )
 from venturi.storage.postgres import _backlog, _leases, _operator, _producer, _queues, _schema
+from venturi.storage.postgres._completions import CompletionListener, wait_listening
 from venturi.storage.postgres._config import (
     CAPABILITIES,
     DEFAULT_RECONNECT_TIMEOUT,
@@ -112,6 +113,8 @@ class AsyncPostgresStorage:
                 conninfo("venturi-complete"), reconnect_timeout_s=self._reconnect_s
             )
             self.listener = Listener(conninfo("venturi-listen"), self.settings.channel)
+            # Opened by the first wait() only: a worker never waits, so never listens.
+            self.ended = CompletionListener(conninfo("venturi-wait"), self.settings.done_channel)
         else:
             self._pool = self._new_pool()
             self._pool.open(wait=False)
@@ -251,6 +254,20 @@ class AsyncPostgresStorage:
         return await self._run(
             lambda: _operator.cancel(self._queries, job_id, now, self._retention), what="cancel"
         )
+
+    async def wait(self, job_id: str, *, timeout: float) -> StoredJob | None:
+        """Woken by the completion notification (see ``_completions``)."""
+        if True:  # ASYNC
+            return await self.ended.wait(job_id, timeout, lambda: self.get(job_id))
+        else:
+            return wait_listening(
+                self._pool,
+                self.settings.done_channel,
+                job_id,
+                timeout,
+                lambda conn: run_steps(conn, _operator.get(self._queries, job_id)),
+                lambda: self.get(job_id),
+            )
 
     async def retry(self, job_id: str, *, now: datetime) -> bool:
         return await self._run(lambda: _operator.retry(self._queries, job_id, now), what="retry")
@@ -476,6 +493,7 @@ class AsyncPostgresStorage:
         if True:  # ASYNC
             self._closed = True
             await self.listener.close()
+            await self.ended.close()
             await self.claims.close()
             await self.completions.close()
             if self._pool is not None:

@@ -1,7 +1,8 @@
 -- Every statement the PostgreSQL backend runs, by name (loaded by venturi.storage._sql).
 --
--- {schema} is replaced by the quoted schema name and {channel} by the quoted
--- NOTIFY channel when the file is loaded. Parameters are named (%(name)s).
+-- {schema} is replaced by the quoted schema name, {channel} by the quoted
+-- NOTIFY channel of ready jobs and {done_channel} by that of ended jobs when
+-- the file is loaded. Parameters are named (%(name)s).
 -- Batches travel as ONE jsonb document read with jsonb_to_recordset: the
 -- probe (research/psycopg-probe.md) measured it well ahead of array
 -- parameters, whose dumping is pure Python in psycopg, and its fixed
@@ -249,7 +250,9 @@ GROUP BY e.job_id
 -- The document leaves out null fields (they read as NULL), and the journal
 -- time and purge time when every run of the batch shares them (%(at)s and
 -- %(pa)s then), to stay small and cheap to parse.
--- Jobs that become ready again wake idle workers.
+-- Jobs that become ready again wake idle workers; jobs that ended wake those
+-- waiting for them (Queue.wait): their ids, 250 to a notification (a payload
+-- must stay under 8,000 bytes).
 WITH r AS (
     SELECT * FROM ROWS FROM (jsonb_to_recordset(%(doc)s::jsonb) AS (
         id text, tok text, st text, ra timestamptz, ca text, fa integer, out text, ec text,
@@ -311,6 +314,12 @@ SELECT NULL FROM (
     SELECT pg_notify({channel}, d.queue)
     FROM (SELECT DISTINCT u.queue FROM u WHERE u.state = 'pending' AND u.run_at <= %(now)s) AS d
 ) AS n
+UNION ALL
+SELECT NULL FROM (
+    SELECT pg_notify({done_channel}, string_agg(f.id, ','))
+    FROM (SELECT u.id, (row_number() OVER ()) / 250 AS chunk FROM u WHERE u.state <> 'pending') AS f
+    GROUP BY f.chunk
+) AS done
 
 -- name: mark_started
 -- Runs that began and still go on: if their lease expires, the run counts.
@@ -366,6 +375,7 @@ SELECT state, run_count FROM {schema}.jobs WHERE id = %(id)s FOR UPDATE
 -- name: cancel_job
 -- For a running job, clearing the lease token is the fence: the worker's
 -- result no longer matches and its next heartbeat reports the lease lost.
+-- Whoever waits for the job is told it ended (Queue.wait).
 WITH u AS (
     UPDATE {schema}.jobs
     SET state = 'cancelled', lease_token = NULL, lease_expires_at = NULL, worker_id = NULL,
@@ -376,9 +386,12 @@ WITH u AS (
 ),
 released AS (
     DELETE FROM {schema}.concurrency_locks AS l USING u WHERE l.job_id = u.id
+),
+journal AS (
+    INSERT INTO {schema}.journal (job_id, n, at, run, event, note)
+    SELECT u.id, u.journal_count, %(at)s, %(run)s, %(event)s, %(note)s FROM u
 )
-INSERT INTO {schema}.journal (job_id, n, at, run, event, note)
-SELECT u.id, u.journal_count, %(at)s, %(run)s, %(event)s, %(note)s FROM u
+SELECT pg_notify({done_channel}, u.id) FROM u
 
 -- name: retry_job
 -- Back to pending from dead or cancelled, giving up the dedup key if a newer

@@ -39,6 +39,7 @@ from venturi.storage._types import (
     RunResult,
     StoredJob,
 )
+from venturi.storage._waiting import poll
 from venturi.storage.sqlite import (
     _backlog,
     _careful,
@@ -239,6 +240,10 @@ class SqliteStorage:
         return self._write(
             lambda: _operator.cancel(self._conn, self._queries, job_id, now, self._retention)
         )
+
+    def wait(self, job_id: str, *, timeout: float) -> StoredJob | None:
+        # No notifications in SQLite: read again, with backoff (see _waiting).
+        return poll(lambda: self.get(job_id), timeout)
 
     def retry(self, job_id: str, *, now: datetime) -> bool:
         return self._write(lambda: _operator.retry(self._conn, self._queries, job_id, now))

@@ -40,6 +40,7 @@ from venturi.storage._types import (
     RunResult,
     StoredJob,
 )
+from venturi.storage._waiting import poll_async
 from venturi.storage.sqlite._storage import SqliteStorage
 
 
@@ -96,6 +97,15 @@ class AsyncSqliteStorage:
     async def cancel(self, job_id: str, *, now: datetime) -> CancelOutcome:
         sync = self.sync
         return await self._thread.run(lambda: sync.cancel(job_id, now=now))
+
+    async def wait(self, job_id: str, *, timeout: float) -> StoredJob | None:
+        # Polled: each read on the storage's thread, each pause an asyncio sleep.
+        sync = self.sync
+
+        async def read() -> StoredJob | None:
+            return await self._thread.run(lambda: sync.get(job_id))
+
+        return await poll_async(read, timeout)
 
     async def retry(self, job_id: str, *, now: datetime) -> bool:
         sync = self.sync
