@@ -163,16 +163,20 @@ class AsyncSqliteStorage:
         return await self._thread.run(lambda: self.sync.ready_counts_of_kinds(kinds, now=now))
 
     async def pause_queue(self, queue: str, *, now: datetime, reason: str | None = None) -> bool:
-        return self.sync.pause_queue(queue, now=now, reason=reason)
+        sync = self.sync
+        return await self._thread.run(lambda: sync.pause_queue(queue, now=now, reason=reason))
 
     async def resume_queue(self, queue: str) -> bool:
-        return self.sync.resume_queue(queue)
+        sync = self.sync
+        return await self._thread.run(lambda: sync.resume_queue(queue))
 
     async def queue_stats(self, *, now: datetime) -> list[QueueStats]:
-        return self.sync.queue_stats(now=now)
+        sync = self.sync
+        return await self._thread.run(lambda: sync.queue_stats(now=now))
 
     async def count_jobs(self, selection: JobSelection) -> JobCount:
-        return self.sync.count_jobs(selection)
+        sync = self.sync
+        return await self._thread.run(lambda: sync.count_jobs(selection))
 
     async def cancel_jobs(
         self,
@@ -183,8 +187,11 @@ class AsyncSqliteStorage:
         after_id: str | None,
         up_to_id: str,
     ) -> BulkBatch:
-        return self.sync.cancel_jobs(
-            selection, now=now, limit=limit, after_id=after_id, up_to_id=up_to_id
+        sync = self.sync
+        return await self._thread.run(
+            lambda: sync.cancel_jobs(
+                selection, now=now, limit=limit, after_id=after_id, up_to_id=up_to_id
+            )
         )
 
     async def retry_jobs(
@@ -196,8 +203,11 @@ class AsyncSqliteStorage:
         after_id: str | None,
         up_to_id: str,
     ) -> BulkBatch:
-        return self.sync.retry_jobs(
-            selection, now=now, limit=limit, after_id=after_id, up_to_id=up_to_id
+        sync = self.sync
+        return await self._thread.run(
+            lambda: sync.retry_jobs(
+                selection, now=now, limit=limit, after_id=after_id, up_to_id=up_to_id
+            )
         )
 
     async def close(self) -> None:
