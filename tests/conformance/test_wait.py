@@ -92,7 +92,7 @@ async def test_the_timeout_raises_with_the_job_as_it_was(backend: Backend) -> No
         lambda: asyncio.to_thread(Queue(backend.sync, migrate=False).wait, enqueued.job_id, 0.3),
     ):
         started = time.monotonic()
-        with pytest.raises(JobWaitTimeout, match="still pending after 0.3 s") as raised:
+        with pytest.raises(JobWaitTimeout, match=r"still pending after 0\.3 s") as raised:
             await wait()
         assert 0.3 <= time.monotonic() - started < 0.3 + PROMPT_S
         assert isinstance(raised.value, TimeoutError)
