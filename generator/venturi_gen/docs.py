@@ -24,6 +24,7 @@ from venturi_gen.model import (
     TaskDecl,
     TypeRef,
 )
+from venturi_gen.schedules import describe_schedule
 
 _UNITS = (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1000), ("ms", 1))
 
@@ -100,6 +101,8 @@ def _facts(m: ModuleDecl, t: TaskDecl) -> list[str]:
     facts.append(f"- **Retry backoff**: {retry}")
     facts.append(f"- **Timeout**: {duration(t.timeout_ms) if t.timeout_ms else 'none'}")
     facts.append(f"- **Retention**: {duration(t.retention_ms) if t.retention_ms else 'the store default'}")
+    if t.schedule is not None:
+        facts.append(f"- **Schedule**: {describe_schedule(t.schedule)}")
     return facts
 
 

@@ -109,6 +109,19 @@ class UpgradeDecl:
 
 
 @dataclass(frozen=True, slots=True)
+class ScheduleDecl:
+    """``schedule:``, checked: one of ``cron`` and ``every_ms``, a known time zone, and the
+    Python expression of each payload field the schedule gives (``attr -> expression``)."""
+
+    cron: str | None
+    every_ms: int | None
+    timezone: str
+    missed: str  # skip, latest
+    grace_ms: int | None
+    payload: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
 class TaskDecl:
     name: str
     snake: str
@@ -130,6 +143,7 @@ class TaskDecl:
     timeout_ms: int | None
     retention_ms: int | None
     sync_handler: bool = False  # ``handle: sync``: the base declares ``def handle``
+    schedule: ScheduleDecl | None = None
 
 
 @dataclass(frozen=True, slots=True)

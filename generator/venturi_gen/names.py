@@ -33,8 +33,9 @@ import sys
 CLASS_BODY_NAMES = frozenset(
     {
         "Any", "Backoff", "ClassVar", "Decimal", "Independent", "Keep", "Literal", "Mapping",
-        "Merge", "NoCarry", "Pending", "Priority", "Replace", "Self", "Step", "Task", "TypeAlias",
-        "ULID", "UUID", "Upgrades", "With", "bool", "classmethod", "codec", "dataclass", "date",
+        "Merge", "Missed", "NoCarry", "Pending", "Priority", "Replace", "Schedule", "Self", "Step",
+        "Task", "TypeAlias", "ULID", "UUID", "Upgrades", "With", "bool", "classmethod", "codec",
+        "dataclass", "date",
         "datetime", "dict", "field", "float", "int", "object", "str", "timedelta", "tuple", "type",
     }
 )
@@ -42,11 +43,14 @@ CLASS_BODY_NAMES = frozenset(
 #: Members a generated task class defines or inherits from ``venturi.Task``.
 TASK_MEMBERS = frozenset(
     {
-        "ALIASES", "CARRY", "KIND", "OUTPUT", "QUEUE", "RETENTION", "TIMEOUT", "VERSION", "backoff",
-        "concurrency_key", "decode_carry", "decode_payload", "dedup_key", "from_json", "merge",
-        "new_carry", "priority", "to_json", "upgrades",
+        "ALIASES", "CARRY", "KIND", "OUTPUT", "QUEUE", "RETENTION", "SCHEDULE", "TIMEOUT", "VERSION",
+        "backoff", "concurrency_key", "decode_carry", "decode_payload", "dedup_key", "from_json",
+        "merge", "new_carry", "priority", "scheduled", "to_json", "upgrades",
     }
 )
+
+#: Names a module imports only when one of its tasks has a schedule: reserved in those modules.
+SCHEDULE_CLASS_NAMES = frozenset({"Missed", "Schedule"})
 
 #: Class names the generated modules import or define themselves; user types may not take them.
 RESERVED_CLASS_NAMES = frozenset(

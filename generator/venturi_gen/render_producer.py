@@ -16,6 +16,7 @@ from venturi_gen.model import (
     MapType,
     ModuleDecl,
     OptionalType,
+    ScheduleDecl,
     StructDecl,
     TaskDecl,
     TypeRef,
@@ -141,8 +142,24 @@ def _task(m: ModuleDecl, t: TaskDecl) -> str:
         if t.retry_ms
         else None,
         "constant": ident(constant(t.name)),
+        "schedule": _schedule(t.schedule) if t.schedule else None,
+        "scheduled": Code(", ".join(f"{ident(attr)}={expr}" for attr, expr in t.schedule.payload))
+        if t.schedule and t.schedule.payload
+        else None,
     }
     return render_template("task.jinja", t=context)
+
+
+def _schedule(s: ScheduleDecl) -> Code:
+    """``Schedule(cron=..., timezone=..., missed=...)``: the arguments that differ from the defaults."""
+    args = [f"cron={literal(s.cron)}" if s.cron is not None else f"every={timedelta_expr(s.every_ms or 0)}"]
+    if s.timezone != "UTC":
+        args.append(f"timezone={literal(s.timezone)}")
+    if s.missed != "skip":
+        args.append(f"missed=Missed.{ident(s.missed.upper())}")
+    if s.grace_ms is not None:
+        args.append(f"grace={timedelta_expr(s.grace_ms)}")
+    return Code(f"Schedule({', '.join(args)})")
 
 
 def _enum(e: EnumDecl) -> str:
@@ -176,6 +193,12 @@ def producer(m: ModuleDecl) -> tuple[str, ...]:
             names.add("Backoff")
         if t.retry_ms or t.timeout_ms or t.retention_ms:
             names.add("timedelta")
+        if t.schedule is not None:
+            names.add("Schedule")
+            if t.schedule.missed != "skip":
+                names.add("Missed")
+            if t.schedule.every_ms is not None or t.schedule.grace_ms is not None:
+                names.add("timedelta")
     for builtin in ("str", "int", "float", "bool"):
         names.discard(builtin)
     doc = (

@@ -35,8 +35,9 @@ from dataclasses import dataclass
 
 from venturi_gen.diagnostics import Diagnostic, Severity
 from venturi_gen.loader import Document, Path
-from venturi_gen.model import ModuleDecl, TaskDecl
+from venturi_gen.model import ModuleDecl, ScheduleDecl, TaskDecl
 from venturi_gen.review_rules import Change, Comparison, Shapes
+from venturi_gen.schedules import describe_schedule
 from venturi_gen.versions import Role, declared_versions, stored_fields
 
 
@@ -333,6 +334,24 @@ class _Task:
                     # Old workers never read what the new code declares of an older version.
                     self.change(change, rollout=False, fix=fix)
 
+    def _schedule(self, old: ScheduleDecl | None, new: ScheduleDecl | None, task: Path) -> None:
+        """A schedule added, removed or changed: no stored job breaks, but who enqueues what changes."""
+        if new is None:
+            assert old is not None
+            message = (f"schedule removed (was {describe_schedule(old)}): workers of this version enqueue no more "
+                       "periodic jobs; jobs already enqueued still run")
+            fix = "remove it from every worker's code; pending periodic jobs still run"
+        elif old is None:
+            message = (f"schedule added ({describe_schedule(new)}): workers of this version enqueue one job per slot; "
+                       "workers of the previous version do not")
+            fix = "expect slots from the first worker of this version on; earlier ones are not missed"
+        else:
+            message = f"schedule changed from {describe_schedule(old)} to {describe_schedule(new)}"
+            fix = ("while old and new workers run side by side both schedules enqueue their slots; "
+                   "deploy every worker at once if the two must not overlap")
+        self.report("SCHEDULE_CHANGED", (*task, "schedule") if new is not None else task, message,
+                    backlog=False, rollout=False, fix=fix)  # fmt: skip
+
     def policies(self) -> None:
         old, new, task = self.old, self.new, ("tasks", self.new.name)
         if old.queue != new.queue:
@@ -351,6 +370,8 @@ class _Task:
                 "requests will not merge into them",
                 backlog=False, rollout=False, fix="expect one duplicate per key while old jobs wait",
             )  # fmt: skip
+        if old.schedule != new.schedule:
+            self._schedule(old.schedule, new.schedule, task)
         if old.concurrency != new.concurrency:
             self.report(
                 "CONCURRENCY_KEY_CHANGED", (*task, "concurrency_key"),
@@ -359,3 +380,4 @@ class _Task:
                 backlog=False, rollout=False,
                 fix="drain the old jobs first if two of them must never run at once",
             )  # fmt: skip
+

@@ -47,6 +47,7 @@ from venturi_gen.model import (
     TypeRef,
     UpgradeDecl,
 )
+from venturi_gen.schedules import schedule_decl
 
 #: The levels a ``priority:`` may name, and the values a priority field's enum may hold.
 PRIORITY_LEVELS = tuple(level.name.lower() for level in Priority)
@@ -287,11 +288,17 @@ def build_module(doc: Document, source: FsPath) -> tuple[ModuleDecl | None, list
     )
     tasks = tuple(
         _task(doc, name, spec, task_fields[name], struct_fields, finish, diags,
-              _upgrades(doc, name, spec, step_fields, finish, diags))
+              _upgrades(doc, name, spec, step_fields, finish, diags), builder)
         for name, spec in data["tasks"].items()
     )
     used = [*task_fields.values(), *({role: fs} for (_, _, role), fs in step_fields.items())]
     _unused_types(doc, types, struct_fields, used, diags)
+    if any(t.schedule is not None for t in tasks):
+        for name in sorted(classes & names.SCHEDULE_CLASS_NAMES):
+            place: Path = ("types", name) if name in data.get("types", {}) else ("tasks", name)
+            diags.append(doc.error(place, "RESERVED_NAME",
+                                   f"{name!r} is used by the generated code of a module with a "
+                                   "schedule; choose another name", key=True))
     state = _state(doc, classes, diags)
     if has_errors(diags):
         return None, diags
@@ -315,7 +322,7 @@ def _duration(doc: Document, path: Path, text: str | None, diags: list[Diagnosti
 
 def _task(doc: Document, name: str, spec: dict[str, Any], fields: dict[str, list[RawField]],
           structs: dict[str, list[RawField]], finish: _Finish, diags: list[Diagnostic],
-          upgrades: tuple[UpgradeDecl, ...]) -> TaskDecl:
+          upgrades: tuple[UpgradeDecl, ...], builder: DefaultBuilder) -> TaskDecl:
     path: Path = ("tasks", name)
     kind = spec["kind"]
     aliases = tuple(spec.get("aliases", ()))
@@ -354,6 +361,10 @@ def _task(doc: Document, name: str, spec: dict[str, Any], fields: dict[str, list
             retry_ms = (base, cap)
     carry = finish(fields["carry"], carry=True)
     output = finish(fields["output"])
+    payload = finish(fields["payload"])
+    schedule = None
+    if "schedule" in spec:
+        schedule = schedule_decl(doc, (*path, "schedule"), spec["schedule"], payload, builder, diags)
     return TaskDecl(
         name=name,
         snake=names.module_name(name),
@@ -365,7 +376,7 @@ def _task(doc: Document, name: str, spec: dict[str, Any], fields: dict[str, list
         queue=spec.get("queue", "default"),
         priority=priority,
         priority_field=priority_field,
-        payload=finish(fields["payload"]),
+        payload=payload,
         carry=StructDecl(f"{name}Carry", f"Carry of {name}: working state kept between runs of one job.",
                          carry) if spec.get("carry") else None,
         output=StructDecl(f"{name}Output", f"Output of {name}, returned by its handler.", output)
@@ -377,6 +388,7 @@ def _task(doc: Document, name: str, spec: dict[str, Any], fields: dict[str, list
         timeout_ms=_duration(doc, (*path, "timeout"), spec.get("timeout"), diags),
         retention_ms=_duration(doc, (*path, "retention"), spec.get("retention"), diags),
         sync_handler=spec.get("handle") == "sync",
+        schedule=schedule,
     )
 
 

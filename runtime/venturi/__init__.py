@@ -11,11 +11,13 @@ from venturi._backoff import DEFAULT_BACKOFF, Backoff
 from venturi._bulk import BulkResult
 from venturi._codec_protocol import JsonCodec, NoCarry
 from venturi._enqueue import JobInfo
+from venturi._hooks import EnqueueEvent, Hooks, RunEvent, RunOutcome
 from venturi._journal import JournalEntry, JournalEvent
 from venturi._merge import Independent, Keep, Merge, MergeKind, Pending, Replace, With
 from venturi._priority import Priority
 from venturi._queue import Queue
 from venturi._queue_async import AsyncQueue
+from venturi._schedule import Missed, Schedule
 from venturi._task import Task, task_class_for
 from venturi._upgrade import Step, UpgradeError, Upgrades, VersionTooNew
 from venturi.codec import CodecError, PayloadTooLarge
@@ -48,8 +50,10 @@ __all__ = [
     "CodecError",
     "ConfigurationError",
     "DecodeFailure",
+    "EnqueueEvent",
     "EnqueueOutcome",
     "EnqueueResult",
+    "Hooks",
     "Independent",
     "JobCount",
     "JobInfo",
@@ -62,6 +66,7 @@ __all__ = [
     "Keep",
     "Merge",
     "MergeKind",
+    "Missed",
     "NoCarry",
     "PayloadTooLarge",
     "Pending",
@@ -69,6 +74,9 @@ __all__ = [
     "Queue",
     "QueueStats",
     "Replace",
+    "RunEvent",
+    "RunOutcome",
+    "Schedule",
     "Step",
     "StorageClosed",
     "Task",

@@ -199,6 +199,7 @@ def build_request(
     run_at: datetime | None = None,
     delay: timedelta | None = None,
     queue: str | None = None,
+    headers: str | None = None,
 ) -> EnqueueRequest:
     """Encode ``task`` into an ``EnqueueRequest``.
 
@@ -206,6 +207,7 @@ def build_request(
     ``ConfigurationError`` for a bad kind, queue, ``run_at`` or ``delay``.
     The payload is encoded first: its codec names a field of the wrong type
     before the keys, which are computed from fields, can trip over it.
+    ``headers``: the JSON object the queue's hooks store with the job, if any.
     """
     when = now if run_at is None and delay is None else resolve_run_at(now, run_at, delay)
     cls = type(task)
@@ -230,6 +232,7 @@ def build_request(
         concurrency_key,
         when,
         cls.VERSION,
+        headers,
     )
     if dedup_key is None:
         return EnqueueRequest(job, None)
@@ -243,6 +246,7 @@ def build_requests(
     run_at: datetime | None = None,
     delay: timedelta | None = None,
     queue: str | None = None,
+    headers: str | None = None,
 ) -> RequestBatch:
     """``build_request`` for each of ``tasks`` (``enqueue_many``), the same requests at
     about two thirds of the cost: the run time is resolved once, ids are made in
@@ -258,7 +262,9 @@ def build_requests(
     for task in {type(task): task for task in tasks}.values():
         _kind_of(task)  # not a Task: say so now, before dedup_key() fails on it
     return RequestBatch(
-        len(tasks), _no_dedup_key(tasks), _requests(tasks, new_job_ids(len(tasks)), when, now, queue)
+        len(tasks),
+        _no_dedup_key(tasks),
+        _requests(tasks, new_job_ids(len(tasks)), when, now, queue, headers),
     )
 
 
@@ -274,7 +280,12 @@ def _no_dedup_key(tasks: Sequence[Task[Any]]) -> bool:
 
 
 def _requests(
-    tasks: Sequence[Task[Any]], ids: list[str], when: datetime, now: datetime, queue: str | None
+    tasks: Sequence[Task[Any]],
+    ids: list[str],
+    when: datetime,
+    now: datetime,
+    queue: str | None,
+    headers: str | None,
 ) -> Iterator[EnqueueRequest]:
     per_class: dict[type[Any], tuple[str, str, str]] = {}
     dumps = codec.dumps
@@ -306,6 +317,7 @@ def _requests(
             concurrency_key,
             when,
             cls.VERSION,
+            headers,
         )
         if dedup_key is None:
             yield EnqueueRequest(job, None)

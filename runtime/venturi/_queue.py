@@ -20,6 +20,7 @@ from venturi._bulk import (
 )
 from venturi._clock import utcnow
 from venturi._enqueue import JobInfo, build_request, build_requests, job_info
+from venturi._hooks import EnqueueEvent, Hooks, HookSet
 from venturi._task import Task
 from venturi.errors import ConfigurationError, JobNotFound, JobWaitTimeout
 from venturi.storage._protocol import Storage
@@ -41,12 +42,21 @@ class Queue:
 
     ``Queue()`` opens the database named by ``$VENTURI_DATABASE_URL`` (or the
     default SQLite file); ``Queue("postgresql://...")`` or ``Queue(storage)``
-    pick one explicitly. The schema is created on first use.
+    pick one explicitly. The schema is created on first use. ``hooks``
+    (``venturi.Hooks``) are told of every enqueue (``venturi.otel`` traces them).
     """
 
-    def __init__(self, database: str | Storage | None = None, *, migrate: bool = True) -> None:
+    def __init__(
+        self,
+        database: str | Storage | None = None,
+        *,
+        migrate: bool = True,
+        hooks: Iterable[Hooks] = (),
+    ) -> None:
         #: A storage the caller passed in stays the caller's: ``close`` leaves it open.
         self.owns_storage = database is None or isinstance(database, str)
+        # None unless a hook overrides something: the enqueue path then skips hooks entirely.
+        self._hooks = HookSet.of(hooks)
         self.storage: Storage = (
             database
             if database is not None and not isinstance(database, str)
@@ -75,8 +85,22 @@ class Queue:
         ``conn``: the application's own open database connection, so the job
         commits or rolls back with the application's data (PostgreSQL only).
         """
-        request = build_request(task, now=utcnow(), run_at=run_at, delay=delay, queue=queue)
-        results = self.storage.enqueue([request], conn=conn)
+        hooks = self._hooks
+        if hooks is None:
+            request = build_request(task, now=utcnow(), run_at=run_at, delay=delay, queue=queue)
+            results = self.storage.enqueue([request], conn=conn)
+            return results[0]
+        event = EnqueueEvent([task])
+        headers = hooks.headers_json(event)
+        try:
+            request = build_request(
+                task, now=utcnow(), run_at=run_at, delay=delay, queue=queue, headers=headers
+            )
+            results = self.storage.enqueue([request], conn=conn)
+        except BaseException as exc:
+            hooks.call("enqueue_failed", event, exc)
+            raise
+        hooks.after_enqueue(event, results)
         return results[0]
 
     def enqueue_many(
@@ -93,9 +117,23 @@ class Queue:
         batch = list(tasks)
         if not batch:
             return []
-        # Encoded lazily, as the storage takes them (see build_requests).
-        requests = build_requests(batch, now=now, run_at=run_at, delay=delay, queue=queue)
-        return self.storage.enqueue(requests, conn=conn)
+        hooks = self._hooks
+        if hooks is None:
+            # Encoded lazily, as the storage takes them (see build_requests).
+            requests = build_requests(batch, now=now, run_at=run_at, delay=delay, queue=queue)
+            return self.storage.enqueue(requests, conn=conn)
+        event = EnqueueEvent(batch)
+        headers = hooks.headers_json(event)
+        try:
+            requests = build_requests(
+                batch, now=now, run_at=run_at, delay=delay, queue=queue, headers=headers
+            )
+            results = self.storage.enqueue(requests, conn=conn)
+        except BaseException as exc:
+            hooks.call("enqueue_failed", event, exc)
+            raise
+        hooks.after_enqueue(event, results)
+        return results
 
     @overload
     def get(self, job_id: str) -> JobInfo[Any]: ...

@@ -16,6 +16,7 @@ from venturi._backoff import Backoff
 from venturi._codec_protocol import JsonCodec, NoCarry
 from venturi._merge import Merge, Pending, Replace
 from venturi._priority import Priority
+from venturi._schedule import Schedule
 from venturi._upgrade import NO_UPGRADES, Upgrades, decode_versioned
 
 C = TypeVar("C", bound=JsonCodec)
@@ -49,6 +50,8 @@ class Task(Generic[C]):
     QUEUE: ClassVar[str] = "default"
     TIMEOUT: ClassVar[timedelta | None] = None
     RETENTION: ClassVar[timedelta | None] = None
+    #: When workers that register the task enqueue it on their own (periodic tasks).
+    SCHEDULE: ClassVar[Schedule | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -109,6 +112,12 @@ class Task(Generic[C]):
     @classmethod
     def from_json(cls, data: Any) -> Self:
         raise NotImplementedError(f"{cls.__qualname__} must implement from_json")
+
+    @classmethod
+    def scheduled(cls) -> Self:
+        """The task a schedule slot enqueues: ``SCHEDULE.payload`` decoded, defaults for the rest."""
+        payload = {} if cls.SCHEDULE is None else dict(cls.SCHEDULE.payload)
+        return cls.from_json(payload)
 
     @classmethod
     def new_carry(cls) -> C:

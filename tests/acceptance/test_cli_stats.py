@@ -6,7 +6,9 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from venturi.storage import Resolution
+from venturi import Queue
+from venturi._enqueue import build_request
+from venturi.storage import Resolution, ScheduleRecord
 
 from tests.acceptance.cli_fixtures import (
     assert_error,
@@ -78,3 +80,30 @@ def test_stats_without_schema(database: str) -> None:
     if database.startswith("sqlite"):
         Path(database.removeprefix("sqlite:///")).touch()
     assert_error(run_cli("stats", database=database), 1, "venturi migrate")
+
+
+def test_stats_shows_schedules_with_their_next_and_last_slot(database: str) -> None:
+    migrate(database)
+    now = datetime(2026, 6, 1, 6, 59, 30, tzinfo=UTC)
+    slot = datetime(2026, 6, 1, 5, 0, tzinfo=UTC)
+    with Queue(database) as queue:
+        spec = '{"cron": "0 7 * * *", "missed": "latest", "timezone": "Europe/Paris"}'
+        queue.storage.record_schedules(
+            [ScheduleRecord("cli_test.greet", "cli_test.greet", spec, datetime(2026, 6, 2, 5, 0, tzinfo=UTC))],
+            now=now,
+        )
+        result = queue.storage.enqueue_slot(
+            "cli_test.greet", slot, build_request(Greet("scheduled"), now=now, run_at=slot),
+            catch_up=False, now=now,
+        )  # fmt: skip
+        assert result is not None
+    table = run_cli("stats", database=database).stdout.split("\n\n")[-1].splitlines()
+    assert table[0].split() == ["SCHEDULE", "WHEN", "NEXT", "SLOT", "LAST", "ENQUEUED", "LAST", "JOB"]
+    assert table[1].startswith("cli_test.greet  cron 0 7 * * * Europe/Paris, missed: latest  2026-06-02 05:00:00Z  2026-06-01 05:00:00Z  ")
+    assert table[1].endswith(result.job_id)
+    [schedule] = json.loads(run_cli("stats", "--json", database=database).stdout)["schedules"]
+    assert schedule["schedule"] == {"cron": "0 7 * * *", "missed": "latest", "timezone": "Europe/Paris"}
+    assert (schedule["next_slot_at"], schedule["last_slot_at"]) == (
+        "2026-06-02T05:00:00+00:00", "2026-06-01T05:00:00+00:00",
+    )  # fmt: skip
+    assert schedule["last_job_id"] == result.job_id

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import pytest
@@ -87,10 +87,11 @@ async def test_a_cancel_wakes_the_waiter(backend: Backend) -> None:
 
 async def test_the_timeout_raises_with_the_job_as_it_was(backend: Backend) -> None:
     [enqueued] = await backend.storage.enqueue([request(Plain(1))])
-    for wait in (
+    waits: list[Callable[[], Awaitable[Any]]] = [
         lambda: AsyncQueue(backend.storage, migrate=False).wait(enqueued.job_id, 0.3),
         lambda: asyncio.to_thread(Queue(backend.sync, migrate=False).wait, enqueued.job_id, 0.3),
-    ):
+    ]
+    for wait in waits:
         started = time.monotonic()
         with pytest.raises(JobWaitTimeout, match=r"still pending after 0\.3 s") as raised:
             await wait()

@@ -87,3 +87,12 @@ def test_declaration_errors_write_nothing(project: Project) -> None:
     assert "error[UNKNOWN_TYPE]" in result.err and "nothing was written" in result.err
     assert not (project.root / "out.md").exists()
     assert project.gen("docs", "--check", "a/tasks.venturi.yaml").code == 2
+
+
+def test_a_schedule_is_listed_with_its_task(project: Project) -> None:
+    project.write("tasks.venturi.yaml", (GOLDEN / "schedules/input.yaml").read_text("utf-8"))
+    result = project.gen("docs", "tasks.venturi.yaml")
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    assert '- **Schedule**: cron "0 7 * * MON" Europe/Paris, missed: latest, payload period="weekly"' in lines
+    assert "- **Schedule**: every 15m UTC, missed: skip, grace 2m" in lines

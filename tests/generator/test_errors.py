@@ -669,3 +669,48 @@ def test_a_task_named_after_a_keyword_gets_an_importable_stub(project: Project) 
     assert "    import_: ImportHandlerBase[S]" in project.read("shop/worker.py")
     result = project.python("import shop.worker, handlers.import_, merges.import_")
     assert result.returncode == 0, result.stderr
+
+
+SCHEDULE_CASES: dict[str, tuple[str, list[str]]] = {
+    "schedule_mistakes": (
+        HEAD
+        + """\
+tasks:
+  Digest:
+    kind: digest
+    payload:
+      period: {type: enum, values: [daily, weekly]}
+      limit: {type: int, default: 20}
+    schedule:
+      cron: "0 25 * * *"
+      timezone: Europe/Atlantis
+      payload: {limit: many, colour: blue}
+  Sweep:
+    kind: sweep
+    schedule: {cron: "* * * * *", every: 1m}
+""",
+        [
+            "t.yaml:10:13: error[BAD_SCHEDULE]: invalid cron expression '0 25 * * *': Bad hour; five "
+            "fields: minute hour day-of-month month day-of-week",
+            "t.yaml:11:17: error[BAD_SCHEDULE]: unknown time zone 'Europe/Atlantis': use an IANA name "
+            "such as 'Europe/Paris' or 'America/New_York'",
+            "t.yaml:12:16: error[BAD_SCHEDULE]: payload field 'period' has no default: give its value "
+            "under schedule.payload, or declare a default",
+            "t.yaml:12:24: error[DEFAULT_TYPE]: value must be an integer, not a string",
+            "t.yaml:12:30: error[BAD_SCHEDULE]: the payload has no field 'colour' (its fields: limit, "
+            "period)",
+            "t.yaml:15:5: error[BAD_SCHEDULE]: a schedule needs exactly one of `cron` (e.g. \"0 7 * * *\") "
+            "and `every` (e.g. 15m)",
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SCHEDULE_CASES))
+def test_schedule_errors(project: Project, case: str) -> None:
+    source, expected = SCHEDULE_CASES[case]
+    project.write("t.yaml", source)
+    result = project.gen("t.yaml")
+    assert result.code == 1
+    assert _diagnostics(result.err) == expected
+    assert project.files() == {}, "nothing may be written when there are errors"

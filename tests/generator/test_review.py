@@ -228,6 +228,18 @@ RULES = {
         "    dedup: {key: order_id, on_collision: keep}\n    concurrency_key: customer.id\n",
         ("    concurrency_key:", 5), "CONCURRENCY_KEY_CHANGED", "warning",
         "old and new jobs do not exclude each other", (), "any order", 0),
+    "schedule added": Rule(
+        "    kind: shop.cleanup\n", '    kind: shop.cleanup\n    schedule: {cron: "0 3 * * *", payload: {days: 30}}\n',
+        ("    schedule:", 5), "SCHEDULE_CHANGED", "warning",
+        'schedule added (cron "0 3 * * *" UTC, missed: skip, payload days=30)', (), "any order", 0,
+        task=CLEAN),
+    "schedule changed": Rule(
+        '    schedule: {cron: "0 3 * * *", payload: {days: 30}}\n',
+        '    schedule: {every: 6h, timezone: Europe/Paris, missed: latest, payload: {days: 30}}\n',
+        ("    schedule:", 5), "SCHEDULE_CHANGED", "warning",
+        'schedule changed from cron "0 3 * * *" UTC, missed: skip, payload days=30 to every 6h '
+        "Europe/Paris, missed: latest, payload days=30", (), "any order", 0, task=CLEAN,
+        base=("    kind: shop.cleanup\n", '    kind: shop.cleanup\n    schedule: {cron: "0 3 * * *", payload: {days: 30}}\n')),
     "task removed": Rule(
         "  Cleanup:\n    kind: shop.cleanup\n    payload:\n      days: int\n", "", ("tasks:", 1),
         "TASK_REMOVED", "error", "Cleanup (kind 'shop.cleanup') was removed: its stored jobs would never run",

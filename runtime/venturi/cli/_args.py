@@ -58,3 +58,14 @@ def comma_list(text: str) -> list[str]:
     if not all(items):
         raise argparse.ArgumentTypeError(f"expected comma-separated names, got {text!r}")
     return items
+
+
+def port_number(text: str) -> int:
+    """A TCP port, 1 to 65535 (0 too: any free port)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port number from 0 to 65535, got {text!r}")
+    return value

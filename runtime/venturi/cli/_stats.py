@@ -3,12 +3,14 @@
 Per kind: counts by state, the age of the oldest pending job (the first sign
 of workers falling behind) and jobs finished over the last 1, 5 and 15
 minutes (throughput). Per queue: whether it is paused, its pending, ready
-and running jobs, and how long its oldest ready job has waited.
+and running jobs, and how long its oldest ready job has waited. Per schedule
+(periodic tasks): when it runs, its next slot and the last one enqueued.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 from datetime import datetime
 from typing import Any
 
@@ -17,8 +19,8 @@ from venturi._durations import format_duration
 from venturi.cli import _queues
 from venturi.cli._args import SubParsers
 from venturi.cli._database import add_database_option, open_storage
-from venturi.cli._output import NONE, iso, write_json, write_table
-from venturi.storage._types import JobState, KindStats
+from venturi.cli._output import NONE, format_time, iso, write_json, write_table
+from venturi.storage._types import JobState, KindStats, ScheduleInfo
 
 WINDOWS = (1, 5, 15)
 
@@ -86,9 +88,11 @@ def run(args: argparse.Namespace) -> int:
     with open_storage(args.database) as storage:
         rows = sorted(storage.stats(now=now, windows_minutes=WINDOWS), key=lambda r: r.kind)
         queues = storage.queue_stats(now=now)
+        schedules = storage.schedules()
     if args.json:
         document = _as_json(rows, now)
         document["queues"] = [_queues.as_json(q, now) for q in queues]
+        document["schedules"] = [_schedule_json(s) for s in schedules]
         write_json(document)
         return 0
     if not rows:
@@ -107,4 +111,46 @@ def run(args: argparse.Namespace) -> int:
     if queues:
         print()
         write_table(_queues.HEADERS, [_queues.table_row(q, now) for q in queues])
+    if schedules:
+        print()
+        write_table(SCHEDULE_HEADERS, [_schedule_row(s) for s in schedules])
     return 0
+
+
+SCHEDULE_HEADERS = ["SCHEDULE", "WHEN", "NEXT SLOT", "LAST ENQUEUED", "LAST JOB"]
+
+
+def _when(spec: str) -> str:
+    """``cron 0 7 * * * Europe/Paris, missed: latest`` from the stored definition."""
+    try:
+        data = json.loads(spec)
+        what = f"cron {data['cron']}" if "cron" in data else f"every {data['every_seconds']:g}s"
+        return f"{what} {data['timezone']}, missed: {data['missed']}"
+    except (ValueError, KeyError, TypeError):
+        return spec
+
+
+def _schedule_row(info: ScheduleInfo) -> list[str]:
+    return [
+        info.name,
+        _when(info.spec),
+        format_time(info.next_slot_at),
+        format_time(info.last_slot_at),
+        info.last_job_id or NONE,
+    ]
+
+
+def _schedule_json(info: ScheduleInfo) -> dict[str, Any]:
+    try:
+        spec: Any = json.loads(info.spec)
+    except ValueError:
+        spec = info.spec
+    return {
+        "name": info.name,
+        "kind": info.kind,
+        "schedule": spec,
+        "next_slot_at": iso(info.next_slot_at),
+        "last_slot_at": iso(info.last_slot_at),
+        "last_job_id": info.last_job_id,
+        "updated_at": iso(info.updated_at),
+    }

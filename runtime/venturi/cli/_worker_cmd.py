@@ -33,9 +33,16 @@ from typing import Any
 
 from venturi._durations import HELP as DURATION_HELP
 from venturi.cli._app import load_worker
-from venturi.cli._args import SubParsers, comma_list, duration, duration_or_zero, positive_int
+from venturi.cli._args import (
+    SubParsers,
+    comma_list,
+    duration,
+    duration_or_zero,
+    port_number,
+    positive_int,
+)
 from venturi.cli._database import add_database_option, check_reachable, redact
-from venturi.cli._errors import UsageError
+from venturi.cli._errors import CliError, UsageError
 from venturi.cli._logging import LEVELS, configure
 from venturi.errors import ConfigurationError
 from venturi.storage._url import ENV_VAR, resolve_url, url_scheme
@@ -96,6 +103,21 @@ def register(commands: SubParsers) -> None:
         type=duration_or_zero,
         metavar="DURATION",
         help="how long running handlers may finish after SIGTERM, e.g. 10s (0s: none)",
+    )
+    metrics = parser.add_argument_group(
+        "metrics (pip install 'venturi[prometheus]')"
+    )
+    metrics.add_argument(
+        "--prometheus-port",
+        type=port_number,
+        metavar="PORT",
+        help="serve the worker's OpenTelemetry metrics as Prometheus text on PORT (/metrics)",
+    )
+    metrics.add_argument(
+        "--prometheus-host",
+        default="127.0.0.1",
+        metavar="HOST",
+        help="the address to listen on (default 127.0.0.1: this machine only)",
     )
     logs = parser.add_argument_group("logging (to stderr)")
     logs.add_argument(
@@ -174,6 +196,27 @@ class _EarlySignals:
             worker.request_shutdown()
 
 
+def _serve_metrics(worker: Worker[Any], port: int | None, host: str) -> Any:
+    """With ``--prometheus-port``: OpenTelemetry hooks on the worker, served as Prometheus text."""
+    if port is None:
+        return None
+    try:
+        from venturi.otel import OtelHooks, serve_prometheus
+
+        endpoint = serve_prometheus(port, host)
+    except ImportError as exc:
+        raise UsageError(f"--prometheus-port: {exc}") from None
+    except OSError as exc:
+        raise CliError(f"--prometheus-port: cannot listen on {host}:{port}: {exc}") from None
+    worker.add_hooks(OtelHooks(meter_provider=endpoint.meter_provider))
+    log.info(
+        "serving Prometheus metrics at %s",
+        endpoint.url,
+        extra={"event": "metrics_endpoint", "url": endpoint.url},
+    )
+    return endpoint
+
+
 def run(args: argparse.Namespace) -> int:
     early = _EarlySignals()
     configure(args.log_format, args.log_level)
@@ -202,7 +245,12 @@ def run(args: argparse.Namespace) -> int:
         where,
         extra={"event": "cli_start", "app": args.app, "database": where},
     )
-    stats = asyncio.run(worker.run())
+    endpoint = _serve_metrics(worker, args.prometheus_port, args.prometheus_host)
+    try:
+        stats = asyncio.run(worker.run())
+    finally:
+        if endpoint is not None:
+            endpoint.close()
     early.ignore_from_now_on()
     log.info(
         "worker exited cleanly",

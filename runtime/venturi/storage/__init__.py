@@ -31,6 +31,8 @@ from venturi.storage._types import (
     RequestBatch,
     Resolution,
     RunResult,
+    ScheduleInfo,
+    ScheduleRecord,
     StoredJob,
 )
 from venturi.storage._url import DEFAULT_DATABASE_URL, open_async_storage, open_storage
@@ -61,6 +63,8 @@ __all__ = [
     "RequestBatch",
     "Resolution",
     "RunResult",
+    "ScheduleInfo",
+    "ScheduleRecord",
     "Storage",
     "StoredJob",
     "open_async_storage",

@@ -66,6 +66,7 @@ class ClaimRow(NamedTuple, Generic[Time]):
     run_at: Time
     payload_version: int
     carry_version: int
+    headers: str | None  # what the enqueue's hooks stored with the job (JSON), if any
 
 
 #: The layouts ``_sql.load_queries`` knows, by the name a query writes in braces.
@@ -103,7 +104,7 @@ def claimed_jobs(
             r.id, r.kind, r.queue, r.priority, r.payload, r.carry, r.run_count,
             r.failure_count, token, expires, r.concurrency_key,
             tuple(journals.get(r.id, no_journal)) if r.journal_count else no_journal,
-            r.payload_version, r.carry_version,
+            r.payload_version, r.carry_version, r.headers,
         )
         for r in rows
     ]  # fmt: skip

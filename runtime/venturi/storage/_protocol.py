@@ -32,6 +32,8 @@ from venturi.storage._types import (
     KindStats,
     QueueStats,
     RunResult,
+    ScheduleInfo,
+    ScheduleRecord,
     StoredJob,
 )
 
@@ -101,6 +103,33 @@ class Storage(Protocol):
 
     def prune(self, *, now: datetime, limit: int) -> int:
         """Delete at most ``limit`` terminal jobs whose retention has passed; return how many."""
+        ...
+
+    # -- periodic tasks ---------------------------------------------------------
+
+    def record_schedules(self, records: Sequence[ScheduleRecord], *, now: datetime) -> None:
+        """Store what a worker says of its schedules (for ``venturi stats``)."""
+        ...
+
+    def enqueue_slot(
+        self,
+        schedule: str,
+        slot: datetime,
+        request: EnqueueRequest,
+        *,
+        catch_up: bool,
+        now: datetime,
+    ) -> EnqueueResult | None:
+        """Enqueue ``request`` as ``slot``'s job, in one transaction with the slot's row,
+        unless the slot has its job already (then None): exactly once per slot.
+
+        ``catch_up`` (a missed slot, policy ``latest``): only if the schedule enqueued
+        a slot before and none at or after this one since.
+        """
+        ...
+
+    def schedules(self) -> list[ScheduleInfo]:
+        """Every schedule workers registered, with its next slot and last enqueued one."""
         ...
 
     # -- queue controls and bulk operations ------------------------------------
@@ -201,6 +230,20 @@ class AsyncStorage(Protocol):
     async def list_jobs(self, job_filter: JobFilter) -> list[StoredJob]: ...
 
     async def prune(self, *, now: datetime, limit: int) -> int: ...
+
+    async def record_schedules(self, records: Sequence[ScheduleRecord], *, now: datetime) -> None: ...
+
+    async def enqueue_slot(
+        self,
+        schedule: str,
+        slot: datetime,
+        request: EnqueueRequest,
+        *,
+        catch_up: bool,
+        now: datetime,
+    ) -> EnqueueResult | None: ...
+
+    async def schedules(self) -> list[ScheduleInfo]: ...
 
     async def pause_queue(self, queue: str, *, now: datetime, reason: str | None = None) -> bool: ...
 

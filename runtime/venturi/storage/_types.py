@@ -46,6 +46,7 @@ class NewJob(NamedTuple):
     concurrency_key: str | None
     run_at: datetime
     version: int = 1  # the task's VERSION: the shape the payload and carry are written in
+    headers: str | None = None  # JSON object of strings from the hooks (a trace context)
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +200,7 @@ class ClaimedJob(NamedTuple):
     journal: tuple[JournalEntry, ...]  # history before this run
     payload_version: int = 1  # the versions of the task's shape the payload and carry
     carry_version: int = 1  # were written with (the worker upgrades older ones)
+    headers: str | None = None  # what the enqueue's hooks stored with the job (JSON), if any
 
 
 class Resolution(enum.StrEnum):
@@ -297,6 +299,28 @@ class QueueStats:
     @property
     def paused(self) -> bool:
         return self.paused_at is not None
+
+
+class ScheduleRecord(NamedTuple):
+    """A schedule as a worker registers it, for ``venturi stats`` (not for correctness)."""
+
+    name: str  # the task's kind: one schedule per task
+    kind: str
+    spec: str  # JSON: cron or every_seconds, timezone, missed
+    next_slot_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleInfo:
+    """A schedule as ``venturi stats`` shows it: its next slot and the last one enqueued."""
+
+    name: str
+    kind: str
+    spec: str
+    next_slot_at: datetime | None
+    updated_at: datetime
+    last_slot_at: datetime | None = None
+    last_job_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

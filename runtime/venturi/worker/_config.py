@@ -63,6 +63,7 @@ class WorkerConfig:
     reclaim_interval: Duration = timedelta(seconds=15)
     reclaim_batch: int = 1000
     report_interval: Duration = timedelta(minutes=5)
+    sample_interval: Duration = timedelta(seconds=15)  # queue statistics for hooks (gauges)
     reconciler: Reconciler | None = None
     install_signal_handlers: bool = True
     worker_id: str = field(default_factory=default_worker_id)
@@ -93,6 +94,7 @@ class WorkerConfig:
             "prune_interval",
             "reclaim_interval",
             "report_interval",
+            "sample_interval",
             "default_retention",
         ):
             _positive_duration(name, getattr(self, name))

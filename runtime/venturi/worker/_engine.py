@@ -28,6 +28,7 @@ from datetime import timedelta
 from typing import Any, Final
 
 from venturi._clock import utcnow
+from venturi._hooks import HookSet
 from venturi._threads import Threads
 from venturi.storage._protocol import AsyncStorage
 from venturi.storage._types import ClaimedJob
@@ -42,6 +43,8 @@ from venturi.worker._leases import LeaseTable, heartbeat_once
 from venturi.worker._maintenance import Maintenance
 from venturi.worker._registry import Registry
 from venturi.worker._resolve import Policy, RunEnd
+from venturi.worker._run_hooks import RunHooks
+from venturi.worker._scheduler import Scheduler
 from venturi.worker._stats import WorkerStats
 
 log = logging.getLogger("venturi.worker")
@@ -64,8 +67,11 @@ class Engine:
         config: WorkerConfig,
         *,
         until_idle: bool,
+        hooks: HookSet | None = None,
     ) -> None:
         self.stats = WorkerStats()
+        #: None without hooks: then no hook code runs at all (see _run_hooks).
+        self.run_hooks = RunHooks(hooks) if hooks is not None else None
         self._storage = storage
         self._registry = registry
         self._state = state
@@ -79,6 +85,9 @@ class Engine:
             batch=config.effective_flush_batch,
             linger=seconds(config.flush_linger),
         )
+        if self.run_hooks is not None:
+            self.flusher.on_written = self.run_hooks.written
+            self.flusher.on_dropped = self.run_hooks.lost
         aliases = {alias: entry.kind for alias, entry in registry.aliases.items()}
         lease_s = seconds(config.lease_duration)
         heartbeat_s = seconds(config.heartbeat_interval)
@@ -87,9 +96,13 @@ class Engine:
         self._confirm_lock = asyncio.Lock()
         self._confirm_started = -math.inf
         self._maintenance = Maintenance(
-            storage, config, self.stats, frozenset(registry.kinds), aliases, self.holdups
+            storage, config, self.stats, frozenset(registry.kinds), aliases, self.holdups,
+            hooks=hooks,
         )
         self.capacity = Capacity()
+        #: Enqueues the slots of registered periodic tasks (nothing to do without any).
+        self.scheduler = Scheduler(storage, registry, self.stats)
+        self._scheduling: asyncio.Task[None] | None = None
         notify = storage.capabilities.listen_notify and hasattr(storage, "wait_for_work")
         self._claimer = Claimer(
             self.capacity,
@@ -126,6 +139,8 @@ class Engine:
     def dispatch(self, jobs: list[ClaimedJob]) -> None:
         """Hand freshly claimed jobs to the consumers."""
         self.leases.add_all(jobs)
+        if self.run_hooks is not None:
+            self.run_hooks.claimed(jobs)
         self.jobs.extend(jobs)
         self.capacity.claimed(len(jobs))
         self.stats.claimed += len(jobs)
@@ -157,6 +172,8 @@ class Engine:
         heartbeat = asyncio.create_task(self._heartbeat_loop(), name="venturi-heartbeat")
         upkeep = asyncio.create_task(self._maintenance.run(), name="venturi-maintenance")
         holdups = asyncio.create_task(self.holdups.watch(), name="venturi-holdups")
+        if self.scheduler.active:
+            self._scheduling = asyncio.create_task(self.scheduler.run(), name="venturi-scheduler")
         stop = asyncio.create_task(self._stop_requested.wait())
         watched = [stop, claimer, flusher, heartbeat, upkeep, holdups, *consumers]
         done, _ = await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
@@ -221,8 +238,9 @@ class Engine:
                 self._hand_back_running(consumers, stuck)
         heartbeat.cancel()
         self._maintenance.stop()
+        self.scheduler.stop()
         self.flusher.close()
-        await asyncio.wait([heartbeat, upkeep, flusher])
+        await asyncio.wait([heartbeat, upkeep, flusher, *filter(None, [self._scheduling])])
         # A sync handler still in its thread after the drain is left to finish on its own
         # (daemon threads; its result is fenced); the pool takes no new work.
         await self.threads.close()
@@ -300,6 +318,7 @@ class Engine:
         lost = self.leases.lost
         ended = self.capacity.ended
         holdups = self.holdups
+        run_hooks = self.run_hooks
         while True:
             if jobs:
                 job = jobs.popleft()
@@ -315,10 +334,20 @@ class Engine:
                 continue
             current[index] = job
             started(job)
-            end = await execute(
-                by_kind[job.kind], job, state, contexts, index, release_on_cancel=True,
-                threads=threads,
-            )  # fmt: skip
+            if run_hooks is None:
+                end = await execute(
+                    by_kind[job.kind], job, state, contexts, index, release_on_cancel=True,
+                    threads=threads,
+                )  # fmt: skip
+            else:
+                # The coroutine starts when around() awaits it, inside the hooks' scope.
+                end = await run_hooks.around(
+                    job,
+                    execute(
+                        by_kind[job.kind], job, state, contexts, index, release_on_cancel=True,
+                        threads=threads,
+                    ),
+                )  # fmt: skip
             current[index] = None
             add(end)
             ended()  # may wake the claimer: there is room for another claim
@@ -327,6 +356,8 @@ class Engine:
 
     def _skip_lost(self, job: ClaimedJob) -> None:
         self.leases.release(job)
+        if self.run_hooks is not None:
+            self.run_hooks.lost(job)
         self.stats.dropped += 1
         self.capacity.ended()
         log.warning(

@@ -70,6 +70,9 @@ class Flusher:
         self._idle = asyncio.Event()  # nothing buffered, nothing being written
         self._idle.set()
         self._closing = False
+        #: Told of each written batch and each result dropped unwritten (hooks; else None).
+        self.on_written: Callable[[list[RunEnd], list[RunResult], list[bool]], None] | None = None
+        self.on_dropped: Callable[[ClaimedJob], None] | None = None
 
     def add(self, end: RunEnd) -> None:
         buffer = self._buffer
@@ -152,6 +155,8 @@ class Flusher:
                 "result dropped: the run's lease was lost while it ran",
                 extra={"event": "result_dropped", "job_id": end.job.id, "kind": end.job.kind},
             )
+            if self.on_dropped is not None:
+                self.on_dropped(end.job)
         try:
             results = resolve_batch(kept, now=now, policy=self._policy)
         except Exception:  # a bug in one result must not lose the rest of the batch
@@ -161,9 +166,11 @@ class Flusher:
         if not results and not marks:
             return
         written = await self._finish(results, now, marks)
-        if written is None:
-            return
-        self._account(kept, *written)
+        if written is not None:
+            self._account(kept, *written)
+        if self.on_written is not None:
+            stored, held = written if written is not None else (results, [False] * len(results))
+            self.on_written(kept, stored, [bool(ok) for ok in held])
 
     def _resolve_one_by_one(
         self, ends: list[RunEnd], now: datetime

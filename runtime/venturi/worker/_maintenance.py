@@ -1,4 +1,5 @@
-"""Periodic upkeep beside the run loop: reclaim expired leases, prune, report unknown kinds.
+"""Periodic upkeep beside the run loop: reclaim expired leases, prune, report unknown kinds,
+and sample the queues for hooks that want it (queue depth gauges).
 
 At start a worker also says how many ready jobs wait under each alias it runs
 (a task's former kind), so that the operator sees a rename's backlog being
@@ -20,6 +21,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from venturi._clock import utcnow
+from venturi._hooks import HookSet
 from venturi.storage._protocol import AsyncStorage
 from venturi.worker._config import WorkerConfig, seconds
 from venturi.worker._holdups import HoldUps
@@ -111,6 +113,11 @@ async def report_aliases(storage: AsyncStorage, aliases: Mapping[str, str]) -> d
     return counts
 
 
+async def sample_queues(storage: AsyncStorage, hooks: HookSet) -> None:
+    """Tell the hooks each queue's backlog and oldest ready job (``queues_sampled``)."""
+    hooks.call("queues_sampled", await storage.queue_stats(now=utcnow()))
+
+
 class Maintenance:
     """Runs each upkeep task at its own period until stopped."""
 
@@ -122,6 +129,8 @@ class Maintenance:
         kinds: frozenset[str],
         aliases: Mapping[str, str] | None = None,
         holdups: HoldUps | None = None,
+        *,
+        hooks: HookSet | None = None,
     ) -> None:
         self._holdups = holdups
         self._at_start: list[tuple[str, Callable[[], Awaitable[object]]]] = (
@@ -132,6 +141,10 @@ class Maintenance:
             ("prune", seconds(config.prune_interval), lambda: prune(storage, config, stats)),
             ("report", seconds(config.report_interval), lambda: report_unknown_kinds(storage, kinds, config.queues)),
         ]
+        if hooks is not None and hooks.wants_samples:  # queue gauges: only when someone reads them
+            self._jobs.append(
+                ("sample", seconds(config.sample_interval), lambda: sample_queues(storage, hooks))
+            )
         self._stop = asyncio.Event()
 
     def stop(self) -> None:

@@ -21,6 +21,7 @@ class WorkerStats:
     dropped: int = 0  # results not sent: the lease was known lost
     reclaimed: int = 0  # other workers' expired leases returned to pending
     pruned: int = 0
+    scheduled: int = 0  # periodic tasks' slots this worker enqueued (other workers took the rest)
 
     @property
     def finished(self) -> int:

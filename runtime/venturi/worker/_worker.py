@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Iterable
 from typing import Any, Generic, Self, TypeVar
 
+from venturi._hooks import Hooks, HookSet
 from venturi.storage._protocol import AsyncStorage
 from venturi.storage._url import open_async_storage
 from venturi.worker._config import WorkerConfig
@@ -34,7 +36,8 @@ class Worker(Generic[S]):
     ``database`` is a URL (``sqlite:///jobs.db``, ``postgresql://...``), a
     ``AsyncStorage`` the caller keeps owning, or None for ``$VENTURI_DATABASE_URL``
     (else the default SQLite file). The schema is migrated at start unless
-    ``migrate=False``.
+    ``migrate=False``. ``hooks`` (``venturi.Hooks``) are told of every claim,
+    run and result (``venturi.otel`` makes spans and metrics of them).
     """
 
     def __init__(
@@ -44,8 +47,11 @@ class Worker(Generic[S]):
         *,
         config: WorkerConfig | None = None,
         migrate: bool = True,
+        hooks: Iterable[Hooks] = (),
     ) -> None:
         self.state = state
+        self._hooks: list[Hooks] = list(hooks)
+        HookSet.of(self._hooks)  # checked now, not at run
         self.config = config if config is not None else WorkerConfig()
         self._database = database
         self._migrate = migrate
@@ -55,6 +61,15 @@ class Worker(Generic[S]):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._shutdown_before_start = False
         self._last_stats = WorkerStats()
+
+    def add_hooks(self, *hooks: Hooks) -> Self:
+        """Add hooks (``venturi.Hooks``) for the next run; ``venturi worker`` adds its
+        Prometheus endpoint's this way."""
+        if self._running:
+            raise RuntimeError("cannot add hooks to a running worker")
+        HookSet.of(hooks)
+        self._hooks.extend(hooks)
+        return self
 
     def register(self, handler: Handler[Any, Any, S]) -> Self:
         """Add the handler for ``handler.TASK.KIND``; returns the worker for chaining."""
@@ -135,7 +150,10 @@ class Worker(Generic[S]):
         try:
             if self._migrate:
                 await storage.migrate()
-            engine = Engine(storage, self._registry, self.state, self.config, until_idle=until_idle)
+            engine = Engine(
+                storage, self._registry, self.state, self.config, until_idle=until_idle,
+                hooks=HookSet.of(self._hooks),
+            )  # fmt: skip
             self._loop = asyncio.get_running_loop()
             self._engine = engine
             if self.config.install_signal_handlers:

@@ -71,6 +71,7 @@ _SHARED = (
     ("carry", "c", "carry"),
     ("concurrency_key", "ck", "ck"),
     ("version", "v", "version"),
+    ("headers", "h", "headers"),
 )
 
 
@@ -115,6 +116,7 @@ def job_params(job: NewJob) -> dict[str, Any]:
         "id": job.id, "kind": job.kind, "queue": job.queue, "priority": job.priority,
         "payload": job.payload, "carry": job.carry, "ck": job.concurrency_key,
         "run_at": aware(job.run_at), "version": job.version,
+        "headers": job.headers,
     }  # fmt: skip
 
 
@@ -124,6 +126,7 @@ def keyed_params(job: NewJob) -> dict[str, Any]:
         "id": job.id, "kind": job.kind, "queue": job.queue, "priority": job.priority,
         "payload": job.payload, "carry": job.carry, "dedup_key": job.dedup_key,
         "ck": job.concurrency_key, "run_at": aware(job.run_at), "version": job.version,
+        "headers": job.headers,
     }  # fmt: skip
 
 

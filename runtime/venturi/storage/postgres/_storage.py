@@ -43,9 +43,18 @@ from venturi.storage._types import (
     JobState,
     KindStats,
     QueueStats,
+    ScheduleInfo,
+    ScheduleRecord,
     StoredJob,
 )
-from venturi.storage.postgres import _backlog, _operator, _producer, _queues, _schema
+from venturi.storage.postgres import (
+    _backlog,
+    _operator,
+    _producer,
+    _queues,
+    _schedules,
+    _schema,
+)
 from venturi.storage.postgres._completions import wait_listening
 from venturi.storage.postgres._config import (
     CAPABILITIES,
@@ -241,6 +250,32 @@ class PostgresStorage:
             lambda: _operator.pending_counts_by_kind(self._queries, queues),
             what="count pending jobs",
             atomic=False,
+        )
+
+    # -- periodic tasks ------------------------------------------------------------
+
+    def record_schedules(self, records: Sequence[ScheduleRecord], *, now: datetime) -> None:
+        self._run(lambda: _schedules.record(self._queries, records, now), what="record schedules")
+
+    def enqueue_slot(
+        self,
+        schedule: str,
+        slot: datetime,
+        request: EnqueueRequest,
+        *,
+        catch_up: bool,
+        now: datetime,
+    ) -> EnqueueResult | None:
+        return self._run(
+            lambda: _schedules.enqueue_slot(
+                self._queries, schedule, slot, request, catch_up=catch_up, now=now
+            ),
+            what="enqueue a scheduled job",
+        )
+
+    def schedules(self) -> list[ScheduleInfo]:
+        return self._run(
+            lambda: _schedules.schedules(self._queries), what="list schedules", atomic=False
         )
 
     # -- queue controls and bulk operations ----------------------------------------

@@ -49,9 +49,19 @@ from venturi.storage._types import (
     KindStats,
     QueueStats,
     RunResult,
+    ScheduleInfo,
+    ScheduleRecord,
     StoredJob,
 )
-from venturi.storage.postgres import _backlog, _leases, _operator, _producer, _queues, _schema
+from venturi.storage.postgres import (
+    _backlog,
+    _leases,
+    _operator,
+    _producer,
+    _queues,
+    _schedules,
+    _schema,
+)
 from venturi.storage.postgres._completions import CompletionListener, wait_listening
 from venturi.storage.postgres._config import (
     CAPABILITIES,
@@ -292,6 +302,34 @@ class AsyncPostgresStorage:
             lambda: _operator.pending_counts_by_kind(self._queries, queues),
             what="count pending jobs",
             atomic=False,
+        )
+
+    # -- periodic tasks ------------------------------------------------------------
+
+    async def record_schedules(self, records: Sequence[ScheduleRecord], *, now: datetime) -> None:
+        await self._run(
+            lambda: _schedules.record(self._queries, records, now), what="record schedules"
+        )
+
+    async def enqueue_slot(
+        self,
+        schedule: str,
+        slot: datetime,
+        request: EnqueueRequest,
+        *,
+        catch_up: bool,
+        now: datetime,
+    ) -> EnqueueResult | None:
+        return await self._run(
+            lambda: _schedules.enqueue_slot(
+                self._queries, schedule, slot, request, catch_up=catch_up, now=now
+            ),
+            what="enqueue a scheduled job",
+        )
+
+    async def schedules(self) -> list[ScheduleInfo]:
+        return await self._run(
+            lambda: _schedules.schedules(self._queries), what="list schedules", atomic=False
         )
 
     # -- queue controls and bulk operations ----------------------------------------

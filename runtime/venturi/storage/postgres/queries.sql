@@ -47,13 +47,15 @@ INSERT INTO {schema}.schema_version (version, name) VALUES (%(version)s, %(name)
 -- commits. A lost reply is retried with insert_jobs_again.
 WITH ins AS (
     INSERT INTO {schema}.jobs (id, kind, queue, priority, state, payload, carry, concurrency_key,
-                               run_at, payload_version, carry_version)
+                               run_at, payload_version, carry_version, headers)
     SELECT r.i, coalesce(r.k, %(kind)s), coalesce(r.q, %(queue)s),
            coalesce(r.p, %(priority)s::smallint), 'pending', r.d, coalesce(r.c, %(carry)s),
            coalesce(r.ck, %(ck)s), coalesce(r.r, %(run_at)s::timestamptz),
-           coalesce(r.v, %(version)s::integer), coalesce(r.v, %(version)s::integer)
+           coalesce(r.v, %(version)s::integer), coalesce(r.v, %(version)s::integer),
+           coalesce(r.h, %(headers)s)
     FROM jsonb_to_recordset(%(doc)s::jsonb) AS r(
-        i text, k text, q text, p smallint, d text, c text, ck text, r timestamptz, v integer)
+        i text, k text, q text, p smallint, d text, c text, ck text, r timestamptz, v integer,
+        h text)
 )
 SELECT pg_notify({channel}, q) FROM unnest(%(queues)s::text[]) AS q
 
@@ -70,13 +72,15 @@ COMMIT
 -- rows that the first attempt committed are skipped, not duplicated.
 WITH ins AS (
     INSERT INTO {schema}.jobs (id, kind, queue, priority, state, payload, carry, concurrency_key,
-                               run_at, payload_version, carry_version)
+                               run_at, payload_version, carry_version, headers)
     SELECT r.i, coalesce(r.k, %(kind)s), coalesce(r.q, %(queue)s),
            coalesce(r.p, %(priority)s::smallint), 'pending', r.d, coalesce(r.c, %(carry)s),
            coalesce(r.ck, %(ck)s), coalesce(r.r, %(run_at)s::timestamptz),
-           coalesce(r.v, %(version)s::integer), coalesce(r.v, %(version)s::integer)
+           coalesce(r.v, %(version)s::integer), coalesce(r.v, %(version)s::integer),
+           coalesce(r.h, %(headers)s)
     FROM jsonb_to_recordset(%(doc)s::jsonb) AS r(
-        i text, k text, q text, p smallint, d text, c text, ck text, r timestamptz, v integer)
+        i text, k text, q text, p smallint, d text, c text, ck text, r timestamptz, v integer,
+        h text)
     ON CONFLICT (id) DO NOTHING
 )
 SELECT pg_notify({channel}, q) FROM unnest(%(queues)s::text[]) AS q
@@ -87,9 +91,9 @@ SELECT pg_notify({channel}, q) FROM unnest(%(queues)s::text[]) AS q
 -- with its NOTIFY in the same statement (delivered at commit).
 WITH ins AS (
     INSERT INTO {schema}.jobs (id, kind, queue, priority, state, payload, carry, concurrency_key,
-                               run_at, payload_version, carry_version)
+                               run_at, payload_version, carry_version, headers)
     VALUES (%(id)s, %(kind)s, %(queue)s, %(priority)s, 'pending', %(payload)s, %(carry)s, %(ck)s,
-            %(run_at)s, %(version)s, %(version)s)
+            %(run_at)s, %(version)s, %(version)s, %(headers)s)
 )
 SELECT pg_notify({channel}, %(queue)s)
 
@@ -97,9 +101,9 @@ SELECT pg_notify({channel}, %(queue)s)
 -- insert_job once more after a lost reply (see insert_jobs_again).
 WITH ins AS (
     INSERT INTO {schema}.jobs (id, kind, queue, priority, state, payload, carry, concurrency_key,
-                               run_at, payload_version, carry_version)
+                               run_at, payload_version, carry_version, headers)
     VALUES (%(id)s, %(kind)s, %(queue)s, %(priority)s, 'pending', %(payload)s, %(carry)s, %(ck)s,
-            %(run_at)s, %(version)s, %(version)s)
+            %(run_at)s, %(version)s, %(version)s, %(headers)s)
     ON CONFLICT (id) DO NOTHING
 )
 SELECT pg_notify({channel}, %(queue)s)
@@ -110,9 +114,9 @@ SELECT pg_notify({channel}, %(queue)s)
 -- merges with that job instead.
 WITH ins AS (
     INSERT INTO {schema}.jobs (id, kind, queue, priority, state, payload, carry, dedup_key,
-                               concurrency_key, run_at, payload_version, carry_version)
+                               concurrency_key, run_at, payload_version, carry_version, headers)
     VALUES (%(id)s, %(kind)s, %(queue)s, %(priority)s, 'pending', %(payload)s, %(carry)s,
-            %(dedup_key)s, %(ck)s, %(run_at)s, %(version)s, %(version)s)
+            %(dedup_key)s, %(ck)s, %(run_at)s, %(version)s, %(version)s, %(headers)s)
     ON CONFLICT (kind, dedup_key) WHERE state = 'pending' AND dedup_key IS NOT NULL DO NOTHING
     RETURNING queue
 )
@@ -554,3 +558,41 @@ FROM r
 WHERE j.id = r.i AND j.state <> 'running'
   AND ((r.d IS NOT NULL AND j.payload_version = r.dv) OR (r.c IS NOT NULL AND j.carry_version = r.cv))
 RETURNING j.id
+
+-- ---------------------------------------------------------------- schedules
+
+-- name: upsert_schedule
+INSERT INTO {schema}.schedules (name, kind, spec, next_slot_at, updated_at)
+VALUES (%(name)s, %(kind)s, %(spec)s, %(next_slot_at)s, %(now)s)
+ON CONFLICT (name) DO UPDATE SET kind = excluded.kind, spec = excluded.spec,
+    next_slot_at = excluded.next_slot_at, updated_at = excluded.updated_at
+
+-- name: schedule_history
+-- How many slots the schedule has enqueued (that are remembered), and whether
+-- one at or after %(slot)s is among them.
+SELECT count(*), coalesce(max(slot_at) >= %(slot)s, false)
+FROM {schema}.schedule_slots WHERE schedule = %(schedule)s
+
+-- name: insert_slot
+-- A second worker inserting the same slot waits for the first to commit, then
+-- finds the row: it returns nothing and that worker enqueues nothing.
+INSERT INTO {schema}.schedule_slots (schedule, slot_at, job_id, enqueued_at)
+VALUES (%(schedule)s, %(slot)s, %(job_id)s, %(now)s)
+ON CONFLICT (schedule, slot_at) DO NOTHING
+RETURNING schedule
+
+-- name: slot_job
+UPDATE {schema}.schedule_slots SET job_id = %(job_id)s
+WHERE schedule = %(schedule)s AND slot_at = %(slot)s
+
+-- name: forget_old_slots
+DELETE FROM {schema}.schedule_slots WHERE schedule = %(schedule)s AND slot_at < %(before)s
+
+-- name: list_schedules
+SELECT s.name, s.kind, s.spec, s.next_slot_at, s.updated_at, l.slot_at, l.job_id
+FROM {schema}.schedules AS s
+LEFT JOIN LATERAL (
+    SELECT slot_at, job_id FROM {schema}.schedule_slots
+    WHERE schedule = s.name ORDER BY slot_at DESC LIMIT 1
+) AS l ON true
+ORDER BY s.name

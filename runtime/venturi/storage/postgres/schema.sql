@@ -39,7 +39,9 @@ CREATE TABLE {schema}.jobs (
     -- The versions of the stored shape that wrote the payload and the carry
     -- (see migrations/0004_versions.sql).
     payload_version  integer     NOT NULL DEFAULT 1,
-    carry_version    integer     NOT NULL DEFAULT 1
+    carry_version    integer     NOT NULL DEFAULT 1,
+    -- What the enqueue's hooks stored with the job (see migrations/0005_job_headers.sql).
+    headers          text
 );
 
 -- The claim: one scan in claim order over pending rows only, so finished and
@@ -92,4 +94,26 @@ CREATE TABLE {schema}.queue_pauses (
     queue     text        PRIMARY KEY,
     paused_at timestamptz NOT NULL,
     reason    text
+);
+
+-- Periodic tasks. schedule_slots holds one row per slot a worker enqueued a
+-- job for: its primary key is what makes a slot run exactly once, however
+-- many workers on however many hosts race for it (the loser's insert finds
+-- the row and enqueues nothing). Rows older than a day before the newest are
+-- deleted as new slots come. schedules is what workers last said of each
+-- schedule (its definition, its next slot), for venturi stats.
+CREATE TABLE {schema}.schedules (
+    name         text        PRIMARY KEY,
+    kind         text        NOT NULL,
+    spec         text        NOT NULL,
+    next_slot_at timestamptz,
+    updated_at   timestamptz NOT NULL
+);
+
+CREATE TABLE {schema}.schedule_slots (
+    schedule    text        NOT NULL,
+    slot_at     timestamptz NOT NULL,
+    job_id      text COLLATE "C" NOT NULL,
+    enqueued_at timestamptz NOT NULL,
+    PRIMARY KEY (schedule, slot_at)
 );

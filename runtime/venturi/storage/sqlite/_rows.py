@@ -77,7 +77,7 @@ def insert_params(job: NewJob, created_at: float) -> tuple[Any, ...]:
     """Parameters of ``insert_job``."""
     return (
         job.id, job.kind, job.queue, job.priority, job.payload, job.carry, job.dedup_key,
-        job.concurrency_key, epoch(job.run_at), created_at, job.version,
+        job.concurrency_key, epoch(job.run_at), created_at, job.version, job.headers,
     )
 
 

@@ -37,6 +37,8 @@ from venturi.storage._types import (
     KindStats,
     QueueStats,
     RunResult,
+    ScheduleInfo,
+    ScheduleRecord,
     StoredJob,
 )
 from venturi.storage._waiting import poll
@@ -48,6 +50,7 @@ from venturi.storage.sqlite import (
     _operator,
     _producer,
     _queues,
+    _schedules,
     _schema,
 )
 from venturi.storage.sqlite._connection import (
@@ -263,6 +266,29 @@ class SqliteStorage:
         return self._read(
             lambda: _operator.pending_counts_by_kind(self._conn, self._queries, queues)
         )
+
+    # -- periodic tasks ------------------------------------------------------------
+
+    def record_schedules(self, records: Sequence[ScheduleRecord], *, now: datetime) -> None:
+        self._write(lambda: _schedules.record(self._conn, self._queries, records, now))
+
+    def enqueue_slot(
+        self,
+        schedule: str,
+        slot: datetime,
+        request: EnqueueRequest,
+        *,
+        catch_up: bool,
+        now: datetime,
+    ) -> EnqueueResult | None:
+        return self._write(
+            lambda: _schedules.enqueue_slot(
+                self._conn, self._queries, schedule, slot, request, catch_up=catch_up, now=now
+            )
+        )
+
+    def schedules(self) -> list[ScheduleInfo]:
+        return self._read(lambda: _schedules.schedules(self._conn, self._queries))
 
     # -- queue controls and bulk operations ----------------------------------------
 

@@ -38,6 +38,8 @@ from venturi.storage._types import (
     KindStats,
     QueueStats,
     RunResult,
+    ScheduleInfo,
+    ScheduleRecord,
     StoredJob,
 )
 from venturi.storage._waiting import poll_async
@@ -161,6 +163,28 @@ class AsyncSqliteStorage:
 
     async def ready_counts_of_kinds(self, kinds: Sequence[str], *, now: datetime) -> dict[str, int]:
         return await self._thread.run(lambda: self.sync.ready_counts_of_kinds(kinds, now=now))
+
+    async def record_schedules(self, records: Sequence[ScheduleRecord], *, now: datetime) -> None:
+        sync = self.sync
+        await self._thread.run(lambda: sync.record_schedules(records, now=now))
+
+    async def enqueue_slot(
+        self,
+        schedule: str,
+        slot: datetime,
+        request: EnqueueRequest,
+        *,
+        catch_up: bool,
+        now: datetime,
+    ) -> EnqueueResult | None:
+        sync = self.sync
+        return await self._thread.run(
+            lambda: sync.enqueue_slot(schedule, slot, request, catch_up=catch_up, now=now)
+        )
+
+    async def schedules(self) -> list[ScheduleInfo]:
+        sync = self.sync
+        return await self._thread.run(sync.schedules)
 
     async def pause_queue(self, queue: str, *, now: datetime, reason: str | None = None) -> bool:
         sync = self.sync

@@ -30,8 +30,8 @@ INSERT INTO venturi_schema_version (version, name, applied_at) VALUES (?1, ?2, ?
 
 -- name: insert_job
 INSERT INTO jobs (id, kind, queue, priority, state, payload, carry, dedup_key,
-                  concurrency_key, run_at, created_at, payload_version, carry_version)
-VALUES (?1, ?2, ?3, ?4, 'pending', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)
+                  concurrency_key, run_at, created_at, payload_version, carry_version, headers)
+VALUES (?1, ?2, ?3, ?4, 'pending', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12)
 
 -- name: find_candidate
 SELECT {JobRow}
@@ -378,3 +378,33 @@ WHERE id = ?1 AND payload_version = ?3 AND state <> 'running'
 -- The same for an upgraded carry (a worker may have written one since).
 UPDATE jobs SET carry = ?2, carry_version = ?4
 WHERE id = ?1 AND carry_version = ?3 AND state <> 'running'
+
+-- ---------------------------------------------------------------- schedules
+
+-- name: upsert_schedule
+INSERT INTO schedules (name, kind, spec, next_slot_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5)
+ON CONFLICT (name) DO UPDATE SET kind = excluded.kind, spec = excluded.spec,
+    next_slot_at = excluded.next_slot_at, updated_at = excluded.updated_at
+
+-- name: schedule_history
+-- How many slots the schedule has enqueued (that are remembered), and whether
+-- one at or after ?2 is among them.
+SELECT count(*), coalesce(max(slot_at) >= ?2, 0) FROM schedule_slots WHERE schedule = ?1
+
+-- name: insert_slot
+INSERT INTO schedule_slots (schedule, slot_at, job_id, enqueued_at) VALUES (?1, ?2, ?3, ?4)
+ON CONFLICT (schedule, slot_at) DO NOTHING
+
+-- name: slot_job
+UPDATE schedule_slots SET job_id = ?3 WHERE schedule = ?1 AND slot_at = ?2
+
+-- name: forget_old_slots
+DELETE FROM schedule_slots WHERE schedule = ?1 AND slot_at < ?2
+
+-- name: list_schedules
+-- SQLite gives the bare column job_id of the row holding max(slot_at).
+SELECT s.name, s.kind, s.spec, s.next_slot_at, s.updated_at, l.slot_at, l.job_id
+FROM schedules AS s
+LEFT JOIN (SELECT schedule, max(slot_at) AS slot_at, job_id
+           FROM schedule_slots GROUP BY schedule) AS l ON l.schedule = s.name
+ORDER BY s.name

@@ -1,0 +1,142 @@
+"""``venturi.otel`` with the OpenTelemetry SDK's in-memory exporters (real SDK code, no mocks):
+one trace from a "web request" through the enqueue to the worker's run and the handler's
+own span; the metrics after a drain of known outcomes. On SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("opentelemetry.sdk")
+
+from opentelemetry import trace
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind, StatusCode
+from venturi import Queue
+from venturi.otel import OtelHooks
+from venturi.worker import Context, Handler, Outcome, Worker
+
+from tests.integration._workers.support import fast_config
+from tests.integration.test_hooks import Fated, FatedHandler, Seen
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'jobs.db'}"
+    url: str = request.getfixturevalue("pg_url")
+    return url
+
+
+@pytest.fixture
+def spans() -> Iterator[tuple[TracerProvider, InMemorySpanExporter]]:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    yield provider, exporter
+    provider.shutdown()
+
+
+class TracedHandler(Handler[Fated, Any, Seen]):
+    """FatedHandler that makes a span of its own, as an instrumented HTTP client would."""
+
+    TASK = Fated
+
+    def __init__(self, tracer: trace.Tracer) -> None:
+        self.tracer = tracer
+        self.inner = FatedHandler()
+
+    async def handle(self, task: Fated, ctx: Context[Any], state: Seen) -> Outcome[None]:
+        with self.tracer.start_as_current_span("fetch page"):
+            return await self.inner.handle(task, ctx, state)
+
+
+def _by_name(spans: tuple[ReadableSpan, ...], name: str) -> list[ReadableSpan]:
+    return [span for span in spans if span.name == name]
+
+
+async def test_one_trace_from_the_request_to_the_handler(
+    database: str, spans: tuple[TracerProvider, InMemorySpanExporter]
+) -> None:
+    provider, exporter = spans
+    hooks = OtelHooks(tracer_provider=provider)
+    tracer = provider.get_tracer("app")
+    with Queue(database, hooks=[hooks]) as queue:
+        with tracer.start_as_current_span("POST /bookmarks", kind=SpanKind.SERVER):
+            job_id = queue.enqueue(Fated(1)).job_id
+        worker = Worker(Seen(), database, config=fast_config(), hooks=[hooks])
+        worker.register(TracedHandler(tracer))
+        assert (await worker.run_until_idle()).completed == 1
+
+    finished = exporter.get_finished_spans()
+    [request] = _by_name(finished, "POST /bookmarks")
+    [enqueue] = _by_name(finished, f"venturi enqueue {Fated.KIND}")
+    [run] = _by_name(finished, f"venturi run {Fated.KIND}")
+    [inner] = _by_name(finished, "fetch page")
+    trace_id = request.context.trace_id
+    assert {span.context.trace_id for span in (enqueue, run, inner)} == {trace_id}
+    assert enqueue.parent is not None and enqueue.parent.span_id == request.context.span_id
+    assert run.parent is not None and run.parent.span_id == enqueue.context.span_id
+    assert inner.parent is not None and inner.parent.span_id == run.context.span_id
+    assert (enqueue.kind, run.kind) == (SpanKind.PRODUCER, SpanKind.CONSUMER)
+    assert enqueue.attributes is not None and enqueue.attributes["messaging.message.id"] == job_id
+    assert run.attributes is not None
+    assert (run.attributes["messaging.message.id"], run.attributes["venturi.outcome"]) == (job_id, "completed")
+    assert run.status.status_code is StatusCode.UNSET
+    assert None not in (run.start_time, run.end_time, inner.start_time, inner.end_time)
+    assert run.start_time <= inner.start_time and inner.end_time <= run.end_time  # type: ignore[operator]
+
+
+def _points(reader: InMemoryMetricReader) -> dict[str, list[Any]]:
+    data = reader.get_metrics_data()
+    assert data is not None
+    found: dict[str, list[Any]] = {}
+    for resource in data.resource_metrics:
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                found.setdefault(metric.name, []).extend(metric.data.data_points)
+    return found
+
+
+async def test_metrics_after_a_drain_of_known_outcomes(
+    database: str, spans: tuple[TracerProvider, InMemorySpanExporter]
+) -> None:
+    provider, exporter = spans
+    reader = InMemoryMetricReader()
+    meters = MeterProvider(metric_readers=[reader])
+    hooks = OtelHooks(tracer_provider=provider, meter_provider=meters)
+    with Queue(database, hooks=[hooks]) as queue:
+        queue.enqueue_many([Fated(1), Fated(2), Fated(3), Fated(4, "fail_once"), Fated(5, "dead")])
+        queue.enqueue(Fated(6), queue="reports", delay=__import__("datetime").timedelta(hours=1))
+        worker = Worker(Seen(), database, config=fast_config(queues=("default", "reports")), hooks=[hooks])
+        worker.register(FatedHandler())
+        await worker.run_until_idle()
+    points = _points(reader)
+    runs = {
+        (p.attributes["venturi.kind"], p.attributes["venturi.outcome"]): p.value for p in points["venturi.runs"]
+    }
+    assert runs == {
+        (Fated.KIND, "completed"): 4, (Fated.KIND, "retried"): 1, (Fated.KIND, "dead"): 1,
+    }  # fmt: skip
+    durations = {p.attributes["venturi.outcome"]: p.count for p in points["venturi.run.duration"]}
+    assert durations == {"completed": 4, "retried": 1, "dead": 1}
+    enqueued = {p.attributes["venturi.enqueue.outcome"]: p.value for p in points["venturi.enqueued"]}
+    assert enqueued == {"inserted": 6}
+    # Queue depth and oldest ready age, from the sample the worker took when it started.
+    depth = {p.attributes["venturi.queue"]: p.value for p in points["venturi.queue.depth"]}
+    ready = {p.attributes["venturi.queue"]: p.value for p in points["venturi.queue.ready"]}
+    age = {p.attributes["venturi.queue"]: p.value for p in points["venturi.queue.oldest_ready_age"]}
+    assert depth == {"default": 5, "reports": 1} and ready == {"default": 5, "reports": 0}
+    assert age["default"] >= 0 and age["reports"] == 0
+    # Failed runs are error spans; each run has one span.
+    run_spans = _by_name(exporter.get_finished_spans(), f"venturi run {Fated.KIND}")
+    assert len(run_spans) == 6
+    assert sum(1 for s in run_spans if s.status.status_code is StatusCode.ERROR) == 2
+    meters.shutdown()
