@@ -13,30 +13,15 @@ application and keeps its traceback.
 
 from __future__ import annotations
 
-import importlib
 import inspect
-import os
-import sys
 from collections.abc import Callable
 from typing import Any, TypeGuard, cast
 
 from venturi.cli._errors import UsageError
+from venturi.cli._imports import import_module, working_directory_on_path
 from venturi.worker import Worker
 
 FORM = "expected MODULE:FACTORY, e.g. myapp.workers:make_worker"
-
-
-def _import(module_name: str) -> Any:
-    try:
-        return importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        missing = exc.name or ""
-        if missing and (module_name == missing or module_name.startswith(missing + ".")):
-            raise UsageError(
-                f"cannot import {module_name!r}: no module named {missing!r} "
-                "(run from the project directory, or set PYTHONPATH)"
-            ) from None
-        raise  # the application imports something that is not installed: its traceback helps
 
 
 def _is_worker(value: object) -> TypeGuard[Worker[Any]]:
@@ -48,9 +33,8 @@ def load_worker(path: str) -> Worker[Any]:
     module_name, sep, attr_path = path.partition(":")
     if not sep or not module_name or not attr_path:
         raise UsageError(f"bad worker path {path!r}: {FORM}")
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    target: Any = _import(module_name)
+    working_directory_on_path()
+    target: Any = import_module(module_name)
     for name in attr_path.split("."):
         if not name.isidentifier() or not hasattr(target, name):
             raise UsageError(

@@ -28,21 +28,9 @@ from typing import Any, cast
 
 from venturi._task import Task
 from venturi.cli._errors import UsageError
+from venturi.cli._imports import import_module, working_directory_on_path
 
 _TOP_LEVEL = re.compile(r"^(module|root):[ \t]*(?P<value>[^#\n]*?)[ \t]*(?:#.*)?$", re.MULTILINE)
-
-
-def _import(name: str) -> ModuleType:
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        missing = exc.name or ""
-        if missing and (name == missing or name.startswith(missing + ".")):
-            raise UsageError(
-                f"cannot import {name!r}: no module named {missing!r} (run from the project "
-                "directory, or set PYTHONPATH)"
-            ) from None
-        raise
 
 
 def tasks_in(module: ModuleType) -> list[type[Task[Any]]]:
@@ -59,11 +47,10 @@ def tasks_in(module: ModuleType) -> list[type[Task[Any]]]:
 
 def load_named(names: Sequence[str]) -> list[type[Task[Any]]]:
     """Import each module (a generated package means its ``tasks`` module)."""
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())
+    working_directory_on_path()
     found: list[type[Task[Any]]] = []
     for name in names:
-        module = _import(name)
+        module = import_module(name)
         classes = tasks_in(module)
         if not classes and hasattr(module, "__path__"):
             try:
@@ -141,7 +128,7 @@ def load_project(pyproject: Path | None) -> list[type[Task[Any]]]:
         package, root = _declared_module(path)
         if str(root) not in sys.path:
             sys.path.insert(0, str(root))
-        classes.extend(tasks_in(_import(f"{package}.tasks")))
+        classes.extend(tasks_in(import_module(f"{package}.tasks")))
     return classes
 
 
