@@ -16,7 +16,7 @@ def test_defaults() -> None:
     config = WorkerConfig()
     assert config.concurrency == 10
     assert config.queues == ("default",)
-    assert config.claim_batch == 100
+    assert config.claim_batch is None and config.prefetch is None and config.adaptive
     assert seconds(config.lease_duration) == 30
     assert seconds(config.heartbeat_interval) == 10
     assert seconds(config.poll_interval) == 1
@@ -27,8 +27,11 @@ def test_defaults() -> None:
     assert config.default_retention == timedelta(days=7)
     assert config.install_signal_handlers is True
     assert config.reconciler is None
-    assert config.in_flight_limit == 110  # concurrency + prefetch (claim_batch by default)
-    assert config.effective_flush_batch == 100
+    assert config.in_flight_limit == 1010  # concurrency + the most held ahead when adaptive
+    assert config.effective_flush_batch == 1000
+    pinned = WorkerConfig(claim_batch=100)
+    assert not pinned.adaptive and pinned.effective_prefetch == 100
+    assert pinned.in_flight_limit == 110 and pinned.effective_flush_batch == 100
 
 
 def test_worker_ids_are_unique_and_readable() -> None:

@@ -15,11 +15,13 @@ from contextlib import contextmanager
 
 
 class Capacity:
-    __slots__ = ("_wake", "_wake_at", "in_flight", "stopping")
+    __slots__ = ("_wake", "_wake_at", "ended_total", "in_flight", "stopping")
 
     def __init__(self) -> None:
         #: Claimed and not yet ended (queued + running).
         self.in_flight = 0
+        #: Ended since the start (the pace of the runs is measured from it).
+        self.ended_total = 0
         self.stopping = False
         #: Wake the claimer once ``in_flight`` drops to this (-1: it is not waiting on runs).
         self._wake_at = -1
@@ -32,6 +34,7 @@ class Capacity:
         """One job is no longer in flight: wake the claimer if it waits for that much room."""
         in_flight = self.in_flight - 1
         self.in_flight = in_flight
+        self.ended_total += 1
         if in_flight <= self._wake_at:
             self._wake_at = -1
             self._wake.set()

@@ -23,6 +23,7 @@ from venturi.storage._types import ClaimedJob, ClaimRequest
 from venturi.worker._capacity import Capacity
 from venturi.worker._config import WorkerConfig, seconds
 from venturi.worker._flusher import Flusher
+from venturi.worker._pace import Pace
 
 log = logging.getLogger("venturi.worker")
 
@@ -53,10 +54,27 @@ class Claimer:
         self._kinds = kinds
         self._notifier = notifier
         self._until_idle = until_idle
-        self._limit = config.in_flight_limit
-        prefetch = config.in_flight_limit - config.concurrency
-        self._batch = config.claim_batch
-        self._refill = min(config.claim_batch, max(prefetch, 1))
+        self._batch = config.effective_claim_batch
+        prefetch = config.effective_prefetch
+        #: None: measured as the runs go (adaptive); else the fixed number held ahead.
+        self._pace = Pace(config.concurrency) if prefetch is None else None
+        self._prefetch = 0 if prefetch is None else prefetch
+
+    def _window(self) -> tuple[int, int]:
+        """(most jobs in flight, least free room worth a claim) at this moment.
+
+        A claim is worth making once half of what is held ahead is free (a full batch
+        with a fixed ``claim_batch``, one slot when nothing is held ahead), so that the
+        jobs still held cover the time the claim takes."""
+        pace = self._pace
+        if pace is None:
+            ahead = self._prefetch
+            refill = min(self._batch, max(ahead, 1))
+        else:
+            pace.observe(self._capacity.ended_total)
+            ahead = pace.ahead
+            refill = max(1, (ahead + 1) // 2)
+        return self._config.concurrency + ahead, refill
 
     async def run(self) -> None:
         capacity, flusher = self._capacity, self._flusher
@@ -64,9 +82,10 @@ class Claimer:
         lease_duration = timedelta(seconds=seconds(config.lease_duration))
         poll = seconds(config.poll_interval)
         while not capacity.stopping:
-            free = self._limit - capacity.in_flight
-            if free < self._refill:
-                await self._wait_runs(self._limit - self._refill)
+            limit, refill = self._window()
+            free = limit - capacity.in_flight
+            if free < refill:
+                await self._wait_runs(limit - refill)
                 continue
             await self._reconcile()
             if capacity.stopping:

@@ -17,6 +17,7 @@ from datetime import timedelta
 
 from venturi._backoff import DEFAULT_BACKOFF, Backoff
 from venturi.errors import ConfigurationError
+from venturi.worker._pace import MOST_AHEAD
 
 #: Called before every claim cycle to repair admission gaps; sync or async.
 Reconciler = Callable[[], Awaitable[None] | None]
@@ -38,21 +39,25 @@ def default_worker_id() -> str:
 class WorkerConfig:
     """How a worker claims, runs, retries, keeps and drains jobs.
 
-    ``prefetch`` jobs are claimed beyond ``concurrency`` so that claims come in
-    batches (one commit for many jobs); lower it when jobs are long and
-    several workers share the queue, so that none hoards work.
+    Jobs are claimed beyond ``concurrency`` so that claims come in batches (one
+    commit for many jobs). By default (``claim_batch`` and ``prefetch`` None) how
+    many is measured (``_pace``): what the consumers finish within 25 ms at
+    their pace, at least ``concurrency`` and at most 1,000, so that short jobs are
+    claimed in large batches and long ones are not hoarded from other workers. A
+    ``claim_batch`` pins the batch (and ``prefetch``, unless given, to it); a
+    ``prefetch`` pins how many are held ahead.
     """
 
     concurrency: int = 10
     sync_threads: int | None = None  # threads for sync handlers (def handle); None: concurrency
     queues: tuple[str, ...] = ("default",)
-    claim_batch: int = 100
-    prefetch: int | None = None  # None: claim_batch
+    claim_batch: int | None = None  # None: as large as the room (up to 1,000)
+    prefetch: int | None = None  # None: claim_batch if given, else adaptive
     lease_duration: Duration = timedelta(seconds=30)
     heartbeat_interval: Duration = timedelta(seconds=10)
     poll_interval: Duration = timedelta(seconds=1)
     drain_timeout: Duration = timedelta(seconds=10)
-    flush_batch: int | None = None  # results per completion commit; None: claim_batch
+    flush_batch: int | None = None  # results per completion commit; None: claim_batch (1,000)
     flush_linger: Duration = timedelta(milliseconds=5)
     backoff: Backoff = DEFAULT_BACKOFF
     jitter_fraction: float = 0.1
@@ -78,7 +83,8 @@ class WorkerConfig:
         if not self.queues or any(not isinstance(q, str) or not q for q in self.queues):
             raise ConfigurationError("queues must name at least one queue, each a non-empty string")
         _positive_int("concurrency", self.concurrency)
-        _positive_int("claim_batch", self.claim_batch)
+        if self.claim_batch is not None:
+            _positive_int("claim_batch", self.claim_batch, hint=" (or None: adaptive)")
         _positive_int("prune_batch", self.prune_batch)
         _positive_int("reclaim_batch", self.reclaim_batch)
         if self.prefetch is not None and (not isinstance(self.prefetch, int) or self.prefetch < 0):
@@ -118,10 +124,25 @@ class WorkerConfig:
             raise ConfigurationError("worker_id must be a non-empty string")
 
     @property
+    def adaptive(self) -> bool:
+        """How many jobs to hold ahead is measured as the worker runs (see ``_pace``)."""
+        return self.claim_batch is None and self.prefetch is None
+
+    @property
+    def effective_claim_batch(self) -> int:
+        """The most jobs one claim leases."""
+        return MOST_AHEAD + self.concurrency if self.claim_batch is None else self.claim_batch
+
+    @property
+    def effective_prefetch(self) -> int | None:
+        """Jobs held ahead of the slots; None: adaptive."""
+        return self.claim_batch if self.prefetch is None else self.prefetch
+
+    @property
     def in_flight_limit(self) -> int:
-        """Jobs held at once: running plus claimed ahead."""
-        prefetch = self.claim_batch if self.prefetch is None else self.prefetch
-        return self.concurrency + prefetch
+        """Jobs held at once, running plus claimed ahead (the most, when adaptive)."""
+        prefetch = self.effective_prefetch
+        return self.concurrency + (MOST_AHEAD if prefetch is None else prefetch)
 
     @property
     def effective_sync_threads(self) -> int:
@@ -129,7 +150,9 @@ class WorkerConfig:
 
     @property
     def effective_flush_batch(self) -> int:
-        return self.claim_batch if self.flush_batch is None else self.flush_batch
+        if self.flush_batch is not None:
+            return self.flush_batch
+        return MOST_AHEAD if self.claim_batch is None else self.claim_batch
 
 
 def _positive_int(name: str, value: object, *, hint: str = "") -> None:
