@@ -21,6 +21,8 @@ The conversion works on tokens, so comments and layout survive:
 
 The result is put through ``ruff`` (imports sorted, imports that only the
 async side used removed, formatted), so it is lint-clean by construction.
+The output depends on the ruff of the dev environment, as psycopg's depends
+on its black: after an upgrade that formats differently, run the script once.
 Every rule must match somewhere: a rule that no longer matches anything is an
 error, so the tables cannot silently rot.
 
