@@ -19,6 +19,13 @@ but it is shared with ``asyncio.to_thread`` users, so the application's own
 blocking calls could keep every thread busy and queue the database behind
 them.
 
+Each call runs in a copy of the calling coroutine's context (``contextvars``), as
+``asyncio.to_thread`` does: a sync handler sees the trace context of its run span
+(``venturi.otel``) and whatever a hook's ``run_started`` scope set, exactly as an
+async handler does, and a storage call made inside a span runs inside it too
+(instrumentation of ``sqlite3`` nests under the caller's span). Copying costs a few
+hundred nanoseconds against the tens of microseconds of the hand-over itself.
+
 A call whose awaiting coroutine is cancelled still runs to its end in its
 thread (an SQLite statement cannot be interrupted halfway into a
 transaction, and Python cannot stop a thread); its result is dropped. The
@@ -29,6 +36,7 @@ not keep a worker process alive once it has drained.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import os
 import queue
 import threading
@@ -64,13 +72,14 @@ class Threads:
         self._start_lock = threading.Lock()
 
     async def run(self, fn: Callable[[], T]) -> T:
-        """``fn()`` on one of the threads; its result (or exception) here."""
+        """``fn()`` on one of the threads, in a copy of the current context; its result (or
+        exception) here."""
         if self._closed:
             raise StorageClosed(f"{self._name} is closed; open a new queue, storage or worker")
         self._ensure_thread()
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
-        self._calls.put((fn, loop, future))
+        self._calls.put((contextvars.copy_context(), fn, loop, future))
         return await future
 
     def _ensure_thread(self) -> None:
@@ -93,18 +102,18 @@ class Threads:
             item = calls.get()
             if item is _STOP:
                 return
-            fn, loop, future = item
+            context, fn, loop, future = item
             result: Any = None
             error: BaseException | None = None
             try:
-                result = fn()
+                result = context.run(fn)
             except BaseException as exc:  # handed to the awaiting coroutine
                 error = exc
             try:
                 loop.call_soon_threadsafe(_deliver, future, result, error)
             except RuntimeError:  # the loop closed while the call ran: nobody waits
                 pass
-            del item, fn, loop, future, result, error
+            del item, context, fn, loop, future, result, error
 
     async def close(self, last: Callable[[], None] | None = None) -> None:
         """Run ``last`` (closing a connection) on a thread, then stop the threads. Calls

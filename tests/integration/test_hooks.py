@@ -66,6 +66,17 @@ class FatedHandler(Handler[Fated, Any, Seen]):
         return Outcome.completed()
 
 
+class SyncFatedHandler(Handler[Fated, Any, Seen]):
+    """FatedHandler with a plain ``def handle``, run on the worker's thread pool."""
+
+    TASK = Fated
+
+    def handle(self, task: Fated, ctx: Context[Any], state: Seen) -> Outcome[None]:
+        state.in_scope.append((task.n, CURRENT_RUN.get()))
+        CURRENT_RUN.set("set by the handler")  # stays in the run's own copy of the context
+        return Outcome.completed()
+
+
 class Recording(Hooks):
     def __init__(self) -> None:
         self.events: list[tuple[Any, ...]] = []
@@ -176,3 +187,17 @@ async def test_a_worker_without_hooks_takes_no_hook_path(database: str) -> None:
     worker.register(FatedHandler())
     stats = await worker.run_until_idle()
     assert stats.completed == 1
+
+
+async def test_a_sync_handler_runs_in_the_scope_a_hook_returns(database: str) -> None:
+    hooks = Recording()
+    with Queue(database) as queue:
+        job_ids = [r.job_id for r in queue.enqueue_many([Fated(n) for n in range(4)])]
+    seen = Seen()
+    worker = Worker(seen, database, config=fast_config(concurrency=2), hooks=[hooks])
+    worker.register(SyncFatedHandler())
+    assert (await worker.run_until_idle()).completed == 4
+    # Each run saw its own job's scope on its thread, as an async handler does on the loop,
+    # and not what an earlier run on the same thread set.
+    assert sorted(seen.in_scope) == list(enumerate(job_ids))
+    assert CURRENT_RUN.get() is None

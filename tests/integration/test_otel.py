@@ -4,6 +4,7 @@ own span; the metrics after a drain of known outcomes. On SQLite and PostgreSQL.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,21 @@ class TracedHandler(Handler[Fated, Any, Seen]):
             return await self.inner.handle(task, ctx, state)
 
 
+class SyncTracedHandler(Handler[Fated, Any, Seen]):
+    """The same with a plain ``def handle``: it runs on the worker's thread pool, where the
+    run span must be current just as it is on the event loop."""
+
+    TASK = Fated
+
+    def __init__(self, tracer: trace.Tracer) -> None:
+        self.tracer = tracer
+
+    def handle(self, task: Fated, ctx: Context[Any], state: Seen) -> Outcome[None]:
+        with self.tracer.start_as_current_span("fetch page", attributes={"job": ctx.job_id}):
+            state.in_scope.append((task.n, threading.current_thread().name))
+            return Outcome.completed()
+
+
 def _by_name(spans: tuple[ReadableSpan, ...], name: str) -> list[ReadableSpan]:
     return [span for span in spans if span.name == name]
 
@@ -92,6 +108,39 @@ async def test_one_trace_from_the_request_to_the_handler(
     assert run.status.status_code is StatusCode.UNSET
     assert None not in (run.start_time, run.end_time, inner.start_time, inner.end_time)
     assert run.start_time <= inner.start_time and inner.end_time <= run.end_time  # type: ignore[operator]
+
+
+async def test_a_sync_handlers_span_is_a_child_of_the_run_span(
+    database: str, spans: tuple[TracerProvider, InMemorySpanExporter]
+) -> None:
+    provider, exporter = spans
+    hooks = OtelHooks(tracer_provider=provider)
+    tracer = provider.get_tracer("app")
+    with Queue(database, hooks=[hooks]) as queue:
+        with tracer.start_as_current_span("POST /bookmarks", kind=SpanKind.SERVER):
+            job_ids = [r.job_id for r in queue.enqueue_many([Fated(1), Fated(2)])]
+        seen = Seen()
+        worker = Worker(seen, database, config=fast_config(concurrency=2), hooks=[hooks])
+        worker.register(SyncTracedHandler(tracer))
+        assert (await worker.run_until_idle()).completed == 2
+    # The handler ran on the pool, not on the event loop's thread.
+    assert {thread for _, thread in seen.in_scope} <= {"venturi-handler-0", "venturi-handler-1"}
+
+    finished = exporter.get_finished_spans()
+    [request] = _by_name(finished, "POST /bookmarks")
+    run_spans = _by_name(finished, f"venturi run {Fated.KIND}")
+    runs = {_attribute(span, "messaging.message.id"): span for span in run_spans}
+    inner = {_attribute(span, "job"): span for span in _by_name(finished, "fetch page")}
+    assert sorted(runs) == sorted(inner) == sorted(job_ids)
+    for job_id in job_ids:  # each handler's span is a child of its own run's span
+        parent = inner[job_id].parent
+        assert parent is not None and parent.span_id == runs[job_id].context.span_id
+        assert inner[job_id].context.trace_id == request.context.trace_id
+
+
+def _attribute(span: ReadableSpan, name: str) -> Any:
+    assert span.attributes is not None
+    return span.attributes[name]
 
 
 def _points(reader: InMemoryMetricReader) -> dict[str, list[Any]]:

@@ -65,7 +65,8 @@ async def execute(
     run (the drain deadline of a graceful shutdown) is swallowed and reported
     as a hand-back. ``cancel_requested`` starts the run already asked to stop
     (for tests of a handler's shutdown path). A sync handler (``def handle``) runs
-    on ``threads`` (the worker's pool; a thread of its own without one).
+    on ``threads`` (the worker's pool; a thread of its own without one), in a copy of
+    this coroutine's context: the run span and a hook's scope are current there too.
     """
     end = RunEnd(job, reg)
     try:
