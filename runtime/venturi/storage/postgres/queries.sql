@@ -191,6 +191,11 @@ FROM u
 -- backend stores. The first
 -- "start" picked jobs in claim order start at once: their runs are marked
 -- started (run_started); the others wait in the worker and are marked later.
+-- Those are the picked jobs up to the start-th in claim order (last_started;
+-- all of them when fewer were picked): a row compares with that one job in
+-- a few comparisons, where looking each up in a list of the first "start" ids
+-- cost up to "start" text comparisons per row (about a tenth of a claim of
+-- 1,000 with 100 to start).
 WITH cand AS MATERIALIZED (
     SELECT j.id, j.concurrency_key, j.priority, j.run_at
     FROM {schema}.jobs AS j
@@ -219,13 +224,21 @@ picked AS (
     SELECT c.id FROM cand AS c WHERE c.concurrency_key IS NULL
     UNION ALL
     SELECT k.job_id FROM keyed AS k
+),
+last_started AS (
+    SELECT c.priority, c.run_at, c.id FROM cand AS c JOIN picked AS p ON p.id = c.id
+    ORDER BY c.priority DESC, c.run_at, c.id
+    LIMIT 1 OFFSET greatest(%(start)s - 1, 0)
 )
 UPDATE {schema}.jobs AS j
 SET state = 'running', lease_token = %(token)s, lease_expires_at = %(expires)s,
     worker_id = %(worker)s, run_count = j.run_count + 1,
-    run_started = j.id = ANY(ARRAY(
-        SELECT c.id FROM cand AS c JOIN picked AS p ON p.id = c.id
-        ORDER BY c.priority DESC, c.run_at, c.id LIMIT %(start)s))
+    run_started = %(start)s > 0 AND coalesce(
+        j.priority > (SELECT s.priority FROM last_started AS s)
+        OR (j.priority = (SELECT s.priority FROM last_started AS s)
+            AND (j.run_at, j.id) <= ((SELECT s.run_at FROM last_started AS s),
+                                     (SELECT s.id FROM last_started AS s))),
+        true)
 WHERE j.id = ANY(ARRAY(SELECT picked.id FROM picked))
 RETURNING {j.ClaimRow}
 
@@ -308,9 +321,10 @@ journal AS (
     FROM u JOIN r ON r.id = u.id
 ),
 released AS (
+    -- Only jobs with a key hold a lock: the others are not looked up at all.
     DELETE FROM {schema}.concurrency_locks AS l
     USING u
-    WHERE l.key = u.concurrency_key AND l.job_id = u.id
+    WHERE u.concurrency_key IS NOT NULL AND l.key = u.concurrency_key AND l.job_id = u.id
 )
 SELECT u.id FROM u
 UNION ALL
