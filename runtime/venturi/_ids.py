@@ -77,3 +77,31 @@ def new_job_ids(count: int) -> list[str]:
 
 def new_lease_token() -> str:
     return os.urandom(16).hex()  # what secrets.token_hex does, without importing hmac/hashlib
+
+
+
+_VALUES = {c: i for i, c in enumerate(_CROCKFORD)}
+
+
+def id_after(job_id: str, floor: str) -> str:
+    """``job_id``, or when it does not sort after ``floor`` (a job id too), a new id that
+    does. An ``Independent`` job must sort after the candidate it met, so that it is the
+    newest job with its key: its id was made before the producer took the key's lock,
+    and another producer's job, made later, may have gone in first. The new id is a
+    fresh one (never ``floor`` plus one, which this process may already have handed to
+    another enqueue); only when the clock is behind ``floor``'s (another host's clock) is
+    it ``floor`` plus a random step. ``floor`` that is not a ULID (a damaged row) leaves
+    ``job_id`` as it is."""
+    if job_id > floor:
+        return job_id
+    fresh = new_job_id()
+    if fresh > floor or len(floor) != 26:
+        return fresh if fresh > floor else job_id
+    value = 0
+    for char in floor:
+        digit = _VALUES.get(char)
+        if digit is None:
+            return job_id
+        value = value << 5 | digit
+    value += 1 + int.from_bytes(os.urandom(4), "big")
+    return encode_ulid(value) if value < 1 << 128 else job_id

@@ -2,7 +2,8 @@
 
 ``Keep``, ``Replace`` and ``With`` act on the existing row (its id and journal
 survive, and a ``merged`` journal entry records the decision); ``Independent``
-inserts a new row instead.
+inserts a new row instead, which keeps its dedup key. Of several pending jobs
+sharing a key, ``merge`` always sees the newest (the most recently enqueued).
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ class Merge(Generic[T, C]):
 Keep: Merge[Any, Any] = Merge(MergeKind.KEEP)
 #: The existing payload is replaced by the incoming one; the carry resets to its default.
 Replace: Merge[Any, Any] = Merge(MergeKind.REPLACE)
-#: Not a duplicate after all: the incoming task is enqueued as a new, separate job.
+#: Not a duplicate after all: the incoming task is enqueued as a new, separate job. It keeps
+#: its dedup key and, being the newest pending job with it, is the next enqueue's candidate.
 Independent: Merge[Any, Any] = Merge(MergeKind.INDEPENDENT)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 from venturi import EnqueueOutcome, JobState, JournalEvent, Priority, Queue
+from venturi.storage import JobFilter
 from venturi.testing import assert_enqueued, drain_sync, memory_queue
 
 from examples.scores import demo
@@ -68,6 +69,20 @@ def test_a_job_that_would_grow_too_large_gets_an_independent_sibling(
         assert second.existing_job_id == first.job_id and second.job_id != first.job_id
         assert queue.get(first.job_id, RecomputeScores).payload.user_ids == (1, 2, 3)
         assert queue.get(second.job_id, RecomputeScores).payload.user_ids == (4,)
+        # The new job keeps the dedup key: the next requests fill it, not a job each.
+        for user_id in (5, 6):
+            later = queue.enqueue(RecomputeScores(league="chess", user_ids=(user_id,)))
+            assert (later.outcome, later.job_id) == (EnqueueOutcome.MERGED, second.job_id)
+        assert queue.get(second.job_id, RecomputeScores).payload.user_ids == (4, 5, 6)
+        # Full again: one more new job, which the request after it fills.
+        third = queue.enqueue(RecomputeScores(league="chess", user_ids=(7,)))
+        assert (third.outcome, third.existing_job_id) == (EnqueueOutcome.INDEPENDENT, second.job_id)
+        fourth = queue.enqueue(RecomputeScores(league="chess", user_ids=(8,)))
+        assert (fourth.outcome, fourth.job_id) == (EnqueueOutcome.MERGED, third.job_id)
+        pending = queue.storage.list_jobs(JobFilter(kinds=(RecomputeScores.KIND,)))
+        assert len(pending) == 3  # 8 users in jobs of at most 3, not 6 jobs
+        users = sorted(u for job in pending for u in queue.get(job.id, RecomputeScores).payload.user_ids)
+        assert users == list(range(1, 9))
 
 
 def test_demo_shows_the_merges(database: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -118,15 +118,17 @@ async def test_output_that_does_not_decode(backend: Backend) -> None:
 
 
 async def test_an_enqueue_meeting_a_pending_job_that_does_not_decode(backend: Backend) -> None:
-    """The new job is stored beside the broken one (Independent), never refused."""
+    """The new job is stored beside the broken one (Independent), never refused; with its
+    key, so the next enqueue merges into the new, healthy job."""
     queue = Queue(backend.sync, migrate=False)
     broken = queue.enqueue(Digest("g", policy="with")).job_id
     _set(backend, broken, "payload", '{"group":"g","shape":"old"}')
-    for enqueue in (queue.enqueue, AsyncQueue(backend.storage, migrate=False).enqueue):
-        outcome = enqueue(Digest("g", ("item",), policy="with"))
-        if not isinstance(outcome, tuple):
-            outcome = await outcome
-        assert outcome.outcome is EnqueueOutcome.INDEPENDENT and outcome.existing_job_id == broken
+    outcome = queue.enqueue(Digest("g", ("item",), policy="with"))
+    assert outcome.outcome is EnqueueOutcome.INDEPENDENT and outcome.existing_job_id == broken
+    again = await AsyncQueue(backend.storage, migrate=False).enqueue(
+        Digest("g", ("more",), policy="with")
+    )
+    assert (again.outcome, again.job_id) == (EnqueueOutcome.MERGED, outcome.job_id)
     await _run_worker(backend)
     assert queue.get(broken).error_code == FailureCode.PAYLOAD_DECODE_ERROR
 

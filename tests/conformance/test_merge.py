@@ -83,7 +83,7 @@ async def test_with_writes_the_computed_payload_and_carry(backend: Backend) -> N
     assert await pending_rows(backend) == [first.job_id]
 
 
-async def test_independent_inserts_a_row_that_is_never_a_candidate(backend: Backend) -> None:
+async def test_independent_keeps_its_key_and_becomes_the_candidate(backend: Backend) -> None:
     queue = Queue(backend.sync)
     first = queue.enqueue(Digest("g", items=("a",)))
     second = queue.enqueue(Digest("g", items=("b",), policy="independent"))
@@ -92,12 +92,53 @@ async def test_independent_inserts_a_row_that_is_never_a_candidate(backend: Back
     new = backend.sync.get(second.job_id)
     old = backend.sync.get(first.job_id)
     assert new is not None and old is not None
-    assert new.dedup_key is None and old.dedup_key == "g"
+    assert new.dedup_key == "g" and old.dedup_key == "g"
     assert old.journal == () and new.journal == ()
-    # The next collision still finds the first job.
-    third = queue.enqueue(Digest("g", items=("c",), policy="keep"))
-    assert (third.outcome, third.job_id) == (EnqueueOutcome.KEPT, first.job_id)
-    assert sorted(await pending_rows(backend)) == sorted([first.job_id, second.job_id])
+    # The next collision meets the newest pending job with the key: the new one.
+    third = queue.enqueue(Digest("g", items=("c",), policy="with"))
+    assert (third.outcome, third.job_id) == (EnqueueOutcome.MERGED, second.job_id)
+    assert queue.get(second.job_id, Digest).payload.items == ("b", "c")
+    assert queue.get(first.job_id, Digest).payload.items == ("a",)
+    # Another Independent: the candidate it met was the newest, and it is newer still.
+    fourth = queue.enqueue(Digest("g", items=("d",), policy="independent"))
+    assert fourth.existing_job_id == second.job_id
+    fifth = queue.enqueue(Digest("g", policy="keep"))
+    assert (fifth.outcome, fifth.job_id) == (EnqueueOutcome.KEPT, fourth.job_id)
+    assert sorted(await pending_rows(backend)) == sorted(
+        [first.job_id, second.job_id, fourth.job_id]
+    )
+
+
+async def test_the_candidate_is_the_newest_job_still_pending(backend: Backend) -> None:
+    queue = AsyncQueue(backend.storage)
+    first = await queue.enqueue(Digest("g", items=("a",)))
+    second = await queue.enqueue(Digest("g", items=("b",), policy="independent"))
+    # A worker takes the newest one (claim order: same priority and run time, lower id
+    # first, so raise the second's priority to have it claimed first).
+    await backend.storage.enqueue([request(Digest("g", items=("b",), policy="replace", level=4))])
+    [claimed] = await backend.storage.claim(claim_request(limit=1), now=utcnow())
+    assert claimed.id == second.job_id
+    # Running, it is no candidate: the older pending job is.
+    third = await queue.enqueue(Digest("g", items=("c",), policy="with"))
+    assert (third.outcome, third.job_id) == (EnqueueOutcome.MERGED, first.job_id)
+    assert (await queue.get(first.job_id, Digest)).payload.items == ("a", "c")
+
+
+async def test_a_batch_fills_jobs_up_one_after_the_other(backend: Backend) -> None:
+    """Independent inside one batch: each later request meets the newest job."""
+    batch = [Digest("g", items=("a",))] + [
+        Digest("g", items=(str(n),), policy="independent" if n % 3 == 0 else "with")
+        for n in range(1, 8)
+    ]
+    results = Queue(backend.sync).enqueue_many(batch)
+    outcomes = [r.outcome for r in results]
+    assert outcomes == [EnqueueOutcome.INSERTED, EnqueueOutcome.MERGED, EnqueueOutcome.MERGED,
+                        EnqueueOutcome.INDEPENDENT, EnqueueOutcome.MERGED, EnqueueOutcome.MERGED,
+                        EnqueueOutcome.INDEPENDENT, EnqueueOutcome.MERGED]
+    jobs = sorted({r.job_id for r in results})
+    assert sorted(await pending_rows(backend)) == jobs
+    contents = [Queue(backend.sync).get(job_id, Digest).payload.items for job_id in jobs]
+    assert contents == [("1", "2", "a"), ("3", "4", "5"), ("6", "7")]
 
 
 async def test_merge_sees_run_count_and_journal(backend: Backend) -> None:

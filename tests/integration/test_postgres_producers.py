@@ -4,12 +4,25 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Self
 
 import psycopg
 import pytest
-from venturi import AsyncQueue, EnqueueOutcome, JobState, JournalEvent, Queue
+from venturi import (
+    AsyncQueue,
+    EnqueueOutcome,
+    Independent,
+    JobState,
+    JournalEvent,
+    Merge,
+    Pending,
+    Queue,
+    Task,
+    With,
+    codec,
+)
 from venturi.storage import EnqueueRequest
 from venturi.storage.postgres import AsyncPostgresStorage, PostgresStorage
 
@@ -71,6 +84,71 @@ def test_sixteen_producers_on_one_key_leave_one_pending_job(pg_url: str, pg_sche
         journal = queue.get(job_id).journal
     assert len(journal) == PRODUCERS * ROUNDS - 1
     assert all(e.event is JournalEvent.MERGED and e.decision == "keep" for e in journal)
+
+
+@dataclass(frozen=True)
+class Bucket(Task[Any]):
+    """Fills a pending job up to ``BUCKET`` items, then starts a new one (Independent)."""
+
+    KIND: ClassVar[str] = "pg_bucket"
+    items: tuple[int, ...]
+
+    def dedup_key(self) -> str | None:
+        return "the-bucket"
+
+    def merge(self, existing: Pending[Self, Any]) -> Merge[Self, Any]:
+        if len(existing.payload.items) >= BUCKET:
+            return Independent
+        return With(replace(existing.payload, items=existing.payload.items + self.items), existing.carry)
+
+    def to_json(self) -> Any:
+        return {"items": list(self.items)}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Self:
+        obj = codec.expect_object(data, "$", required=frozenset({"items"}), allowed=frozenset({"items"}))
+        return cls(codec.expect_list(obj["items"], "$.items", codec.expect_int))
+
+
+BUCKET = 7
+
+
+def test_sixteen_producers_fill_jobs_up_one_after_the_other(pg_url: str, pg_schema: str) -> None:
+    """Independent keeps its key: every request lands in the newest job until it is full,
+    and the advisory lock on the key serialises the producers, so no item is lost or
+    doubled and every job but the last holds exactly BUCKET items."""
+    Queue(PostgresStorage(pg_url, pool_size=1)).close()
+    queues = [
+        Queue(PostgresStorage(pg_url, pool_size=1), migrate=False) for _ in range(PRODUCERS)
+    ]
+    barrier = threading.Barrier(PRODUCERS)
+    errors: list[BaseException] = []
+
+    def produce(queue: Queue, p: int) -> None:
+        try:
+            barrier.wait()
+            for r in range(ROUNDS):
+                queue.enqueue(Bucket((p * ROUNDS + r,)))
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=produce, args=(q, p)) for p, q in enumerate(queues)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for queue in queues:
+        queue.close()
+    assert errors == []
+    rows = _pending(pg_schema, Bucket.KIND)
+    total = PRODUCERS * ROUNDS
+    assert len(rows) == -(-total // BUCKET)
+    assert {key for _id, key in rows} == {"the-bucket"}
+    with Queue(PostgresStorage(pg_url, pool_size=1), migrate=False) as queue:
+        sizes = [len(queue.get(job_id, Bucket).payload.items) for job_id, _key in sorted(rows)]
+        items = sorted(i for job_id, _k in rows for i in queue.get(job_id, Bucket).payload.items)
+    assert sizes == [BUCKET] * (total // BUCKET) + [total % BUCKET]
+    assert items == list(range(total))
 
 
 def test_enqueue_rolled_back_with_the_application_leaves_no_job(

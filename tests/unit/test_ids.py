@@ -50,3 +50,18 @@ def test_a_carry_into_the_head_changes_the_head(monkeypatch: pytest.MonkeyPatch)
     for job_id in (first, second, third):
         assert encode_ulid(int(ulid.ULID.from_str(job_id))) == job_id
     assert first[:22] == second[:22] != third[:22]
+
+
+def test_id_after_keeps_a_later_id_and_makes_one_after_an_earlier_floor() -> None:
+    from venturi._ids import id_after, new_job_id
+
+    early, late = new_job_id(), new_job_id()
+    assert id_after(late, early) == late
+    after = id_after(early, late)
+    assert after > late and len(after) == 26 and str(ulid.ULID.from_str(after)) == after
+    assert after != new_job_id()  # a fresh id, not one handed to another enqueue
+    future = encode_ulid(int(ulid.ULID.from_str(late)) + (3_600_000 << 80))  # a clock ahead
+    ahead = id_after(early, future)
+    assert ahead > future and (int(ulid.ULID.from_str(ahead)) >> 80) == int(ulid.ULID.from_str(future)) >> 80
+    assert id_after(early, "not an id") == early  # a damaged row's id: left alone
+    assert id_after("0" * 26, "7" + "Z" * 25) == "0" * 26  # no id after the largest

@@ -6,7 +6,8 @@ the job's, and the job takes the more urgent of the two urgencies, which the
 declaration maps to the claim priority (``priority: {field: urgency}``). The
 job keeps its id and journal; a ``merged`` entry records each fold. A job
 that would grow past ``MAX_USERS`` is left alone and the request becomes a
-job of its own (``Independent``).
+job of its own (``Independent``), which keeps the key: the requests after it fold
+into that new job until it is full in turn.
 
 Runs in the producer, inside the enqueue transaction: keep it quick, and import only
 producer-side code.

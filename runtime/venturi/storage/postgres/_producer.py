@@ -21,17 +21,20 @@ already committed (ids are the producer's). A batch with keys needs the
 results of its merges, so it runs in the storage's transaction. A batch no
 larger than a chunk stays one statement.
 
-A keyed request first tries to insert (``ON CONFLICT DO NOTHING`` on the
-partial unique index): a new key, the common case, costs one statement.
-When the key is taken, the holder is locked with ``FOR UPDATE`` and the
-request's merge decider runs on it. If the holder vanished in between (a
-worker claimed it, so it is no longer pending), the loop tries again; the
-unique index, not a read, is what decides, so concurrent producers on many
-connections cannot both insert. A request of a task with aliases (former
-kinds) first locks a pending holder under the current kind, then under an
-alias, and merges into it; only without one does it insert (so it never runs
-alone in autocommit). An old producer enqueueing under the alias at the same
-moment can still add a second job: a rolling deploy's short window.
+Several pending jobs may share a dedup key (``Independent`` keeps it), so no
+unique index decides between concurrent producers: a transaction-scoped
+advisory lock on each key's hash does (``lock_keys``, taken once for all the
+keys of a call, in hash order, so two batches cannot deadlock). Held, it lets
+each later statement see what the key's previous holder committed. A keyed
+request then tries to insert (``insert_keyed``: only when no pending job holds
+the key): a new key, the common case, costs that one statement. When the key
+is taken, its newest pending holder is locked with ``FOR UPDATE`` and the
+request's merge decider runs on it. If that job stopped being pending in
+between (a worker claimed it), the loop tries again. A request of a task with
+aliases (former kinds) first locks a pending holder under the current kind,
+then under an alias, and merges into it; only without one does it insert. An
+old producer enqueueing under the alias at the same moment can still add a
+second job: a rolling deploy's short window.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain, islice
 
+from venturi._ids import id_after
 from venturi._merge import MergeKind
 from venturi.storage._types import (
     EnqueueOutcome,
@@ -162,6 +166,7 @@ def enqueue(
         yield Stmt(queries["commit"], wait=False)
     if all(r.job.dedup_key is None for r in taken):
         return [EnqueueResult(r.job.id, EnqueueOutcome.INSERTED) for r in taken]
+    yield lock_keys(queries, taken)
     results: list[EnqueueResult] = []
     for request in taken:
         if request.job.dedup_key is None:
@@ -184,11 +189,23 @@ def _insert(queries: dict[str, str], jobs: list[NewJob], again: bool, *, wait: b
 
 
 def insert_alone(queries: dict[str, str], request: EnqueueRequest) -> Steps[EnqueueResult | None]:
-    """One keyed request's insert, alone in autocommit: a new key (the common case)
-    then costs one round trip and one commit. None when the key is taken: the
-    caller then runs ``enqueue(..., merge_first=True)`` in a transaction."""
-    inserted = yield Stmt(queries["insert_keyed"], keyed_params(request.job))
+    """One keyed request's insert on an autocommit connection, in a transaction of its
+    own sent in pipeline mode (``BEGIN``, the key's lock and the insert in one round
+    trip, the ``COMMIT`` in a second): a new key, the common case, costs one commit.
+    None when the key is taken: the transaction commits having done nothing, and the
+    caller runs ``enqueue(..., merge_first=True)`` in a transaction."""
+    yield Stmt(queries["begin"], wait=False)
+    yield lock_keys(queries, [request])
+    inserted = yield Stmt(queries["insert_keyed"], keyed_params(request.job), piped=True)
+    yield Stmt(queries["commit"], wait=False)
     return EnqueueResult(request.job.id, EnqueueOutcome.INSERTED) if inserted else None
+
+
+def lock_keys(queries: dict[str, str], requests: Iterable[EnqueueRequest]) -> Stmt:
+    """The statement taking the advisory locks of the requests' dedup keys (see the
+    module docstring); sent without waiting, the statements after it wait for it."""
+    keys = [f"{r.job.kind}\x1f{r.job.dedup_key}" for r in requests if r.job.dedup_key is not None]
+    return Stmt(queries["lock_keys"], {"keys": keys}, wait=False)
 
 
 def _enqueue_keyed(
@@ -241,9 +258,10 @@ def _apply(
     queries: dict[str, str], job: NewJob, existing_id: str, action: MergeAction
 ) -> Steps[EnqueueResult]:
     if action.kind is MergeKind.INDEPENDENT:
-        # Without its key the new row is never a merge candidate itself, and
-        # the unique index keeps pointing at the job that was there first.
-        yield _insert(queries, [job], False)
+        # A plain new row with its key, and an id after the candidate's: the newest
+        # pending job with the key, so the next enqueue's candidate.
+        job = job._replace(id=id_after(job.id, existing_id))
+        yield Stmt(queries["insert_independent"], keyed_params(job))
         return EnqueueResult(job.id, EnqueueOutcome.INDEPENDENT, existing_job_id=existing_id)
     if action.journal_entry is None:
         raise ValueError(f"a {action.kind} merge action needs a journal entry")

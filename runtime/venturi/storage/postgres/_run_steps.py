@@ -31,6 +31,10 @@ def run_steps(conn: psycopg.Connection[Any], steps: Steps[T]) -> T:
                     cur.execute(trusted(stmt.sql), stmt.params)
                     stmt = steps.send([])
                     continue
+                if piped is not None and stmt.piped:
+                    cur.execute(trusted(stmt.sql), stmt.params)
+                    stmt = steps.send(cur.fetchall())  # flushes and reads up to it
+                    continue
                 if piped is not None:
                     ending = piped
                     piped = None

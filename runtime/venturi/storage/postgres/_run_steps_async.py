@@ -29,6 +29,10 @@ async def run_steps(conn: psycopg.AsyncConnection[Any], steps: Steps[T]) -> T:
                     await cur.execute(trusted(stmt.sql), stmt.params)
                     stmt = steps.send([])
                     continue
+                if piped is not None and stmt.piped:
+                    await cur.execute(trusted(stmt.sql), stmt.params)
+                    stmt = steps.send(await cur.fetchall())  # flushes and reads up to it
+                    continue
                 if piped is not None:
                     ending = piped
                     piped = None

@@ -37,6 +37,9 @@ class Stmt:
     sql: str
     params: Mapping[str, Any] | None = None
     wait: bool = True  # False: the rows are not needed (the step receives []), pipeline it
+    #: Rows needed, but it may join the open pipeline: its rows are fetched there, so the
+    #: statements sent before it and this one take one round trip.
+    piped: bool = False
 
 
 #: An operation: yields statements, receives their rows, returns its result.

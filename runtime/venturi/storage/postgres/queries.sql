@@ -39,7 +39,7 @@ INSERT INTO {schema}.schema_version (version, name) VALUES (%(version)s, %(name)
 -- ---------------------------------------------------------------- enqueue
 
 -- name: insert_jobs
--- Jobs without a dedup key (or merged as Independent), any number in one
+-- Jobs without a dedup key, any number in one
 -- round trip. Fields every job of the batch shares travel once, as scalar
 -- parameters, and are left out of the rows (a missing field reads as NULL):
 -- the document's size is most of what a batch costs to send and parse.
@@ -108,23 +108,50 @@ WITH ins AS (
 )
 SELECT pg_notify({channel}, %(queue)s)
 
+-- name: lock_keys
+-- Serialises the producers of each (kind, dedup_key) in %(keys)s (the kind and
+-- key joined by the producer) until the transaction ends: several pending
+-- jobs may share a key, so no unique index decides between two concurrent
+-- inserts. Taken in the order of the keys' hashes, so two batches holding
+-- the same keys in different orders cannot deadlock. The lock comes first,
+-- in a statement of its own: the statements after it take their snapshots
+-- once it is held, and so see every job the key's previous holder committed.
+SELECT pg_advisory_xact_lock(h.h)
+FROM (SELECT DISTINCT hashtextextended(k, 0) AS h FROM unnest(%(keys)s::text[]) AS k
+      ORDER BY 1) AS h
+
 -- name: insert_keyed
--- A job with a dedup key. Nothing is inserted when a pending job holds the
--- key (or an uncommitted one does, once it commits): the producer then
--- merges with that job instead.
+-- A job with a dedup key, under lock_keys. Nothing is inserted when a pending
+-- job holds the key: the producer then merges with that job instead.
+WITH ins AS (
+    INSERT INTO {schema}.jobs (id, kind, queue, priority, state, payload, carry, dedup_key,
+                               concurrency_key, run_at, payload_version, carry_version, headers)
+    SELECT %(id)s, %(kind)s, %(queue)s, %(priority)s, 'pending', %(payload)s, %(carry)s,
+           %(dedup_key)s, %(ck)s, %(run_at)s, %(version)s, %(version)s, %(headers)s
+    WHERE NOT EXISTS (
+        SELECT 1 FROM {schema}.jobs AS o
+        WHERE o.kind = %(kind)s AND o.dedup_key = %(dedup_key)s AND o.state = 'pending')
+    RETURNING queue
+)
+SELECT pg_notify({channel}, ins.queue) FROM ins
+
+-- name: insert_independent
+-- A job with a dedup key that its merge decided is a new job beside the
+-- candidate (Independent): it keeps the key, and as the newest pending job
+-- with it becomes the next enqueue's candidate.
 WITH ins AS (
     INSERT INTO {schema}.jobs (id, kind, queue, priority, state, payload, carry, dedup_key,
                                concurrency_key, run_at, payload_version, carry_version, headers)
     VALUES (%(id)s, %(kind)s, %(queue)s, %(priority)s, 'pending', %(payload)s, %(carry)s,
             %(dedup_key)s, %(ck)s, %(run_at)s, %(version)s, %(version)s, %(headers)s)
-    ON CONFLICT (kind, dedup_key) WHERE state = 'pending' AND dedup_key IS NOT NULL DO NOTHING
-    RETURNING queue
 )
-SELECT pg_notify({channel}, ins.queue) FROM ins
+SELECT pg_notify({channel}, %(queue)s)
 
 -- name: lock_candidate
--- The pending job holding (kind, dedup_key), locked until the merge decision
--- is written back, with its journal when it has one.
+-- The newest pending job holding (kind, dedup_key) (a backwards step into
+-- jobs_dedup), locked until the merge decision is written back, with its
+-- journal when it has one. Empty when a claim took that job while this
+-- waited for its lock: the producer then looks again.
 SELECT {j.JobRow},
        CASE WHEN j.journal_count > 0 THEN (
            SELECT jsonb_agg(jsonb_build_array(e.at, e.run, e.event, e.note, e.attachment,
@@ -134,6 +161,8 @@ SELECT {j.JobRow},
        END
 FROM {schema}.jobs AS j
 WHERE j.kind = %(kind)s AND j.dedup_key = %(dedup_key)s AND j.state = 'pending'
+ORDER BY j.id DESC
+LIMIT 1
 FOR UPDATE OF j
 
 -- name: lock_alias_candidate
@@ -148,7 +177,7 @@ SELECT {j.JobRow},
        END
 FROM {schema}.jobs AS j
 WHERE j.kind = ANY(%(kinds)s::text[]) AND j.dedup_key = %(dedup_key)s AND j.state = 'pending'
-ORDER BY j.id
+ORDER BY j.id DESC
 LIMIT 1
 FOR UPDATE OF j
 

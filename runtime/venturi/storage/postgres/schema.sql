@@ -48,9 +48,11 @@ CREATE TABLE {schema}.jobs (
 -- running rows cost it nothing.
 CREATE INDEX jobs_ready ON {schema}.jobs (priority DESC, run_at, id) WHERE state = 'pending';
 
--- Merge candidates: at most one pending job per (kind, dedup_key). Partial on
--- the key too, so jobs without a dedup key never touch this index.
-CREATE UNIQUE INDEX jobs_dedup ON {schema}.jobs (kind, dedup_key)
+-- Merge candidates: the newest pending job per (kind, dedup_key) is one
+-- backwards step into this index (several may share a key: Independent keeps
+-- it; see migrations/0007_shared_dedup_keys.sql). Partial on the key too, so
+-- jobs without a dedup key never touch it.
+CREATE INDEX jobs_dedup ON {schema}.jobs (kind, dedup_key, id)
     WHERE state = 'pending' AND dedup_key IS NOT NULL;
 
 -- Reclaiming expired leases.

@@ -6,7 +6,8 @@ is the row lock. Requests without a dedup key can never collide with anything
 (their key is NULL), so they are inserted together with one ``executemany``
 whatever their position in the batch; requests with a key are then applied
 one by one, in order, so that a later request collides with an earlier one.
-A request of a task with aliases (former kinds) also finds its candidate under
+Several pending jobs may share a key (``Independent`` keeps it): the candidate
+is the newest of them. A request of a task with aliases (former kinds) also finds its candidate under
 those kinds, after the current one: a rename never doubles a deduplicated job.
 """
 
@@ -17,6 +18,7 @@ import sqlite3
 import time
 from collections.abc import Sequence
 
+from venturi._ids import id_after
 from venturi._journal import JournalEntry
 from venturi._merge import MergeKind
 from venturi.storage._layouts import JobRow, job_row
@@ -94,9 +96,10 @@ def _apply(
     created_at: float,
 ) -> EnqueueResult:
     if action.kind is MergeKind.INDEPENDENT:
-        # Without its key the new row is never a merge candidate itself, and
-        # the unique index keeps pointing at the job that was there first.
-        conn.execute(queries["insert_job"], insert_params(job._replace(dedup_key=None), created_at))
+        # A plain new row with its key, and an id after the candidate's: the newest
+        # pending job with the key, so the next enqueue's candidate.
+        job = job._replace(id=id_after(job.id, existing_id))
+        conn.execute(queries["insert_job"], insert_params(job, created_at))
         return EnqueueResult(job.id, EnqueueOutcome.INDEPENDENT, existing_job_id=existing_id)
     if action.journal_entry is None:
         raise ValueError(f"a {action.kind} merge action needs a journal entry")

@@ -34,9 +34,13 @@ INSERT INTO jobs (id, kind, queue, priority, state, payload, carry, dedup_key,
 VALUES (?1, ?2, ?3, ?4, 'pending', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12)
 
 -- name: find_candidate
+-- The merge candidate: the newest pending job with the kind and key (several
+-- may share a key, as Independent keeps it); a backwards step into jobs_dedup.
 SELECT {JobRow}
 FROM jobs
 WHERE kind = ?1 AND dedup_key = ?2 AND state = 'pending'
+ORDER BY id DESC
+LIMIT 1
 
 -- name: find_alias_candidate
 -- A pending job with the dedup key stored under one of the task's former
@@ -44,7 +48,7 @@ WHERE kind = ?1 AND dedup_key = ?2 AND state = 'pending'
 SELECT {JobRow}
 FROM jobs
 WHERE kind IN (SELECT value FROM json_each(?1)) AND dedup_key = ?2 AND state = 'pending'
-ORDER BY id
+ORDER BY id DESC
 LIMIT 1
 
 -- name: merge_into
