@@ -41,7 +41,9 @@ class RunOutcome(enum.StrEnum):
     RETRIED = "retried"  # a retryable failure: pending again, after its backoff
     DEAD = "dead"  # a permanent failure, or the backstop reached
     RELEASED = "released"  # handed back at worker shutdown, after it started
-    RETURNED = "returned"  # handed back before it started (claimed ahead, then shutdown)
+    # Handed back before it started: claimed ahead, then shutdown; or stored by a newer
+    # version of its task, left for a newer worker.
+    RETURNED = "returned"
     CANCELLED = "cancelled"  # the handler saw a cancel request and stopped
     LOST = "lost"  # the lease was lost (cancelled or reclaimed): the result was not written
 

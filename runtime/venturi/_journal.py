@@ -21,8 +21,9 @@ class JournalEvent(enum.StrEnum):
     DEAD = "dead"  # permanent failure or backstop reached
     CANCELLED = "cancelled"
     RELEASED = "released"  # a run cut short at the drain deadline of a shutdown; not a failure
-    #: Claimed but never started, back to pending: handed back by its worker at shutdown, or
-    #: its lease expired before it started. Not a run (``run_count`` is unchanged), not a failure.
+    #: Claimed but never started, back to pending: handed back by its worker at shutdown, its
+    #: lease expired before it started, or stored by a newer version of its task (left for a
+    #: newer worker, the note says so). Not a run (``run_count`` is unchanged), not a failure.
     RETURNED = "returned"
     LEASE_EXPIRED = "lease_expired"  # the worker vanished; counted as a failure
     MERGED = "merged"  # an enqueue collided with this pending job

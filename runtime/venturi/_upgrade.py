@@ -53,6 +53,17 @@ class VersionTooNew(CodecError):
         self.known = known
 
 
+def too_new(what: str, stored: int, current: int) -> VersionTooNew:
+    """The error for a document that version ``stored`` wrote, read by version ``current``."""
+    return VersionTooNew(
+        "$",
+        f"the {what} was stored by version {stored}, and this code knows versions up to "
+        f"{current}: it needs a newer worker (deploy workers before producers)",
+        stored=stored,
+        known=current,
+    )
+
+
 # Not slots: ``Step[X, Y](...)`` sets ``__orig_class__`` on the instance, which a frozen
 # slots dataclass answers with a TypeError instead of the AttributeError typing expects.
 @dataclass(frozen=True)
@@ -99,13 +110,7 @@ def decode_versioned(
     if stored == current:
         return decode(data)
     if stored > current:
-        raise VersionTooNew(
-            "$",
-            f"the {what} was stored by version {stored}, and this code knows versions up to "
-            f"{current}: it needs a newer worker (deploy workers before producers)",
-            stored=stored,
-            known=current,
-        )
+        raise too_new(what, stored, current)
     if stored < 1:
         raise CodecError("$", f"the {what} has an invalid version {stored}")
     declared = sorted(version for version in steps() if stored <= version < current)

@@ -100,13 +100,15 @@ async def test_a_job_stored_by_a_newer_version_is_handed_back_untouched(tmp_path
         conn.execute("UPDATE jobs SET payload_version = 5 WHERE id = ?", (job_id,))
     probe = Probe()
     stats = await make_worker(db, [AfterHandler], probe).run_until_idle()
-    assert probe.runs == [] and stats.paused == 1 and stats.dead == 0
+    assert probe.runs == [] and stats.returned == 1 and stats.paused == stats.dead == 0
     with Queue(str(db)) as queue:
         stored = queue.storage.get(job_id)
     assert stored is not None
-    assert (stored.state, stored.failure_count, stored.payload_version) == (JobState.PENDING, 0, 5)
+    assert (stored.state, stored.run_count, stored.failure_count, stored.payload_version) == (
+        JobState.PENDING, 0, 0, 5
+    )
     entry = stored.journal[-1]
-    assert entry.event is JournalEvent.PAUSED
+    assert (entry.event, entry.run) == (JournalEvent.RETURNED, 0)
     assert entry.note is not None and entry.note.startswith(
         "left for a newer worker: the payload of kind 'integration.alias_after' was stored by "
         "version 5, and this code knows versions up to 1"

@@ -10,11 +10,11 @@ from typing import Any, ClassVar, Self
 import pytest
 from venturi import Backoff, Task, codec
 from venturi._journal import JournalEntry, JournalEvent
-from venturi.storage import ClaimedJob
-from venturi.worker import Context, FailureCode, Handler, Outcome, TaskError
-from venturi.worker._execute import execute
+from venturi.storage import ClaimedJob, Resolution
+from venturi.worker import Context, FailureCode, Handler, Outcome, TaskError, WorkerConfig
+from venturi.worker._execute import execute, stored_by_newer
 from venturi.worker._registry import registration_for
-from venturi.worker._resolve import KEEP_CARRY
+from venturi.worker._resolve import KEEP_CARRY, NEWER_VERSION_WAIT, Policy, resolve
 
 NOW = datetime(2026, 5, 6, tzinfo=UTC)
 HISTORY = (
@@ -197,3 +197,32 @@ async def test_context_cancel_before_wait_and_with_explicit_event() -> None:
     event.set()
     assert other.is_cancelled()
     await asyncio.wait_for(other.cancelled(), 1)
+
+
+@pytest.mark.parametrize(
+    ("versions", "what"), [((2, 1), "payload"), ((1, 2), "carry"), ((3, 2), "payload")]
+)
+async def test_a_job_stored_by_a_newer_version_is_handed_back_unstarted(
+    versions: tuple[int, int], what: str
+) -> None:
+    job = claimed('{"action": "ok"}')._replace(payload_version=versions[0], carry_version=versions[1])
+    note = stored_by_newer(REG, job)
+    assert note == (
+        f"left for a newer worker: the {what} of kind 'unit_execute_act' was stored by version "
+        f"{max(versions)}, and this code knows versions up to 1: it needs a newer worker "
+        "(deploy workers before producers)"
+    )
+    # execute, for a caller that did not check first, says the same and calls no handler.
+    seen: list[Context[Tally]] = []
+    end = await execute(REG, job, seen, [None], 0, release_on_cancel=False)
+    assert seen == [] and end.newer == note and end.outcome is None and end.error is None
+    result = resolve(end, now=NOW, policy=Policy.of(WorkerConfig(install_signal_handlers=False)))
+    assert (result.resolution, result.run_at, result.error_code) == (
+        Resolution.RETURNED, NOW + NEWER_VERSION_WAIT, None
+    )
+    entry = result.journal_entry
+    assert (entry.event, entry.run, entry.note) == (JournalEvent.RETURNED, job.run_count - 1, note)
+
+
+def test_a_job_of_the_worker_s_own_version_is_run() -> None:
+    assert stored_by_newer(REG, claimed('{"action": "ok"}')) is None

@@ -84,9 +84,16 @@ def expired_lease_result(
 
 
 def returned_result(
-    job_id: str, lease_token: str, run_count: int, *, now: datetime, note: str
+    job_id: str,
+    lease_token: str,
+    run_count: int,
+    *,
+    now: datetime,
+    note: str,
+    run_at: datetime | None = None,
 ) -> RunResult:
     """A claimed job that never started goes back to pending as it was: the claim's run is
-    given back (the journal entry records the run count without it), its run time kept."""
+    given back (the journal entry records the run count without it), its run time kept
+    unless ``run_at`` is given (a job left for a newer worker waits a while)."""
     entry = JournalEntry(at=now, run=run_count - 1, event=JournalEvent.RETURNED, note=note)
-    return RunResult(job_id, lease_token, Resolution.RETURNED, entry)
+    return RunResult(job_id, lease_token, Resolution.RETURNED, entry, run_at=run_at)

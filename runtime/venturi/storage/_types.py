@@ -211,7 +211,8 @@ class Resolution(enum.StrEnum):
     RETRY = "retry"  # -> pending at run_at; failure_count + 1
     DEAD = "dead"  # -> dead; failure_count + 1
     RELEASED = "released"  # -> pending now; graceful shutdown; no failure counted
-    RETURNED = "returned"  # -> pending, never started: run_count back, run_at kept, no failure
+    RETURNED = "returned"  # -> pending, never started: run_count back, no failure, run_at kept
+    # (or the result's: a job left for a newer worker waits)
     CANCELLED = "cancelled"  # -> cancelled (the handler saw a cancel request)
 
 
@@ -223,7 +224,7 @@ class RunResult(NamedTuple):
     resolution: Resolution
     journal_entry: JournalEntry
     carry: str | None = None  # new carry JSON (PAUSED, RETRY, RELEASED); None keeps it
-    # Next eligibility (PAUSED, RETRY, RELEASED). None keeps the job's own run_at, its place
+    # Next eligibility (PAUSED, RETRY, RELEASED, RETURNED). None keeps the job's own run_at, its place
     # in line: a job was due when it was claimed, so it is eligible again at once, ahead
     # of the jobs that became due after it (a reclaimed or handed-back job).
     run_at: datetime | None = None

@@ -13,6 +13,10 @@ back at once (``returned``: not a run), running handlers see ``ctx.is_cancelled(
 running at the drain deadline are cancelled and handed back (``released``),
 so no job waits for a lease to expire because its worker stopped politely.
 
+A job whose payload or carry a newer version of its task stored is handed back before it
+starts, too (``returned``, waiting ``NEWER_VERSION_WAIT`` for a newer worker): no run is
+marked, no hook's run scope entered, the handler never called.
+
 After a hold-up (``_holdups``: the process frozen, the event loop blocked, the
 database out of reach) the worker confirms its leases with a heartbeat before
 starting another job, and its reclaimer waits for peers to renew theirs.
@@ -36,7 +40,7 @@ from venturi.worker._capacity import Capacity
 from venturi.worker._claimer import Claimer
 from venturi.worker._config import WorkerConfig, seconds
 from venturi.worker._context import Context
-from venturi.worker._execute import execute
+from venturi.worker._execute import execute, stored_by_newer
 from venturi.worker._flusher import Flusher
 from venturi.worker._holdups import HoldUps
 from venturi.worker._leases import LeaseTable, heartbeat_once
@@ -332,11 +336,19 @@ class Engine:
             if lost and job.id in lost:
                 self._skip_lost(job)
                 continue
+            reg = by_kind[job.kind]
+            # Two comparisons per job; the note only for a job stored by a newer version.
+            if job.payload_version > reg.version or job.carry_version > reg.version:
+                newer = stored_by_newer(reg, job)
+                if newer is not None:  # never started: no run marked, no hooks' run scope
+                    add(RunEnd(job, reg, newer=newer))
+                    ended()
+                    continue
             current[index] = job
             started(job)
             if run_hooks is None:
                 end = await execute(
-                    by_kind[job.kind], job, state, contexts, index, release_on_cancel=True,
+                    reg, job, state, contexts, index, release_on_cancel=True,
                     threads=threads,
                 )  # fmt: skip
             else:
@@ -344,7 +356,7 @@ class Engine:
                 end = await run_hooks.around(
                     job,
                     execute(
-                        by_kind[job.kind], job, state, contexts, index, release_on_cancel=True,
+                        reg, job, state, contexts, index, release_on_cancel=True,
                         threads=threads,
                     ),
                 )  # fmt: skip

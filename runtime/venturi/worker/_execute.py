@@ -10,25 +10,38 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable
-from datetime import timedelta
 from typing import Any, Final
 
 from venturi import codec
 from venturi._codec_protocol import NoCarry
 from venturi._threads import Threads
-from venturi._upgrade import VersionTooNew
+from venturi._upgrade import VersionTooNew, too_new
 from venturi.storage._types import ClaimedJob
 from venturi.worker._context import Context
-from venturi.worker._outcome import FailureCode, Outcome, TaskError
+from venturi.worker._outcome import FailureCode, TaskError
 from venturi.worker._registry import Registration
 from venturi.worker._resolve import RunEnd
 
 _NO_CARRY: Final = NoCarry()
 
-#: How long a job stored by a newer version of its task waits before a worker looks again:
-#: a worker of the previous version hands it back untouched (no failure counted), for a
-#: newer worker, as during a rolling deploy in the wrong order.
-NEWER_VERSION_WAIT: Final = timedelta(seconds=30)
+
+def stored_by_newer(reg: Registration, job: ClaimedJob) -> str | None:
+    """The journal note for a job whose payload or carry a newer version of its task stored
+    (a producer or worker of the next release, during a rolling deploy in the wrong order);
+    None for every other job. Such a job is handed back before it starts, for a newer
+    worker (``RunEnd.newer``): it uses up no run and counts no failure."""
+    version = reg.version
+    if job.payload_version > version:
+        what, stored = "payload", job.payload_version
+    elif job.carry_version > version and not reg.no_carry:
+        what, stored = "carry", job.carry_version
+    else:
+        return None
+    return _left_for_newer(too_new(f"{what} of kind {reg.kind!r}", stored, version))
+
+
+def _left_for_newer(exc: VersionTooNew) -> str:
+    return f"left for a newer worker: {exc.message}"
 
 
 _DECODE_CODES: Final = {
@@ -74,10 +87,8 @@ async def execute(
             task = reg.task_cls.from_json(codec.loads(job.payload))
         else:  # stored by another version of the task: upgraded, or left for a newer worker
             task = reg.task_cls.decode_payload(codec.loads(job.payload), job.payload_version)
-    except VersionTooNew as exc:
-        end.outcome = Outcome.pause_in_with(
-            NEWER_VERSION_WAIT, f"left for a newer worker: {exc.message}"
-        )
+    except VersionTooNew as exc:  # the worker checks first (stored_by_newer); other callers
+        end.newer = _left_for_newer(exc)
         return end
     except Exception as exc:
         end.error = decode_error("payload", reg, exc)
@@ -88,9 +99,7 @@ async def execute(
         try:
             carry = reg.task_cls.decode_carry(codec.loads(job.carry), job.carry_version)
         except VersionTooNew as exc:
-            end.outcome = Outcome.pause_in_with(
-                NEWER_VERSION_WAIT, f"left for a newer worker: {exc.message}"
-            )
+            end.newer = _left_for_newer(exc)
             return end
         except Exception as exc:
             end.error = decode_error("carry", reg, exc)

@@ -30,6 +30,7 @@ from venturi.worker._registry import Registration
 __all__ = [
     "MAX_ATTACHMENT_BYTES",
     "MAX_MESSAGE_CHARS",
+    "NEWER_VERSION_WAIT",
     "Policy",
     "RunEnd",
     "bounded",
@@ -39,6 +40,11 @@ __all__ = [
 ]
 
 
+
+#: How long a job stored by a newer version of its task waits before a worker looks again:
+#: a worker of the previous version hands it back before it starts (``RunEnd.newer``), for
+#: a newer worker, as during a rolling deploy in the wrong order.
+NEWER_VERSION_WAIT: Final = timedelta(seconds=30)
 
 #: ``Outcome.completed()`` returns this one shared instance.
 _COMPLETED_PLAIN: Final = Outcome.completed()
@@ -80,7 +86,8 @@ class RunEnd:
     """How one run ended, as the worker saw it; ``resolve`` turns it into a ``RunResult``.
 
     Exactly one of ``outcome`` and ``error`` is set, unless ``released`` (a run cut short
-    at shutdown) or ``returned`` (a claimed job handed back before it started).
+    at shutdown), ``returned`` (a claimed job handed back before it started) or ``newer``
+    (the note of a job stored by a newer version of its task, handed back unstarted).
     ``backoff`` is the task's own override, read from the task only on failure.
     """
 
@@ -93,6 +100,7 @@ class RunEnd:
     backoff: Backoff | None = None
     released: bool = False
     returned: bool = False
+    newer: str | None = None
 
 
 def describe_error(error: BaseException) -> tuple[str, str, bool, timedelta | None]:
@@ -162,6 +170,12 @@ def resolve(end: RunEnd, *, now: datetime, policy: Policy) -> RunResult:
         return returned_result(
             job.id, job.lease_token, job.run_count, now=now,
             note="claimed ahead, handed back at worker shutdown before it started",
+        )  # fmt: skip
+    if end.newer is not None:  # not a run either: it waits for a worker that can read it
+        job = end.job
+        return returned_result(
+            job.id, job.lease_token, job.run_count, now=now, note=bounded(end.newer),
+            run_at=later(now, NEWER_VERSION_WAIT),
         )  # fmt: skip
     attachment = storable_attachment(end.attachment)
     if end.released:

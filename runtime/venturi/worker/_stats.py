@@ -15,7 +15,9 @@ class WorkerStats:
     retried: int = 0
     dead: int = 0
     released: int = 0  # runs cut short at the drain deadline of a shutdown
-    returned: int = 0  # jobs claimed ahead and handed back before they started (not runs)
+    # Jobs handed back before they started (not runs): claimed ahead, then shutdown; or
+    # stored by a newer version of their task, left for a newer worker.
+    returned: int = 0
     cancelled: int = 0
     fenced: int = 0  # results storage rejected: the lease was no longer ours
     dropped: int = 0  # results not sent: the lease was known lost

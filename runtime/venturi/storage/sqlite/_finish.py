@@ -125,8 +125,9 @@ def _end_run_params(result: RunResult, now_s: float, memo: EpochMemo) -> tuple[A
     state = _STATE[resolution]
     failures = _FAILURES.get(resolution, 0)
     if resolution is Resolution.RETURNED:  # never started: its place and its run count back
+        run_at = None if result.run_at is None else memo(result.run_at)  # None keeps it
         return (
-            result.job_id, result.lease_token, state, None, result.carry, 0, None,
+            result.job_id, result.lease_token, state, run_at, result.carry, 0, None,
             None, None, None, None, -1, result.carry_version,
         )
     if state == "pending":
