@@ -1,6 +1,7 @@
 """The layout of generated code: black's style, written by the templates themselves.
 
-The templates and ``pyexpr.wrap`` emit exactly what black (``line-length``
+The templates, ``pyexpr.wrap`` and ``pyexpr.nest`` (nested brackets: the body of a
+task's ``upgrades()``) emit exactly what black (``line-length``
 100, target py311; 88, black's default, for the stubs the user owns) would
 write, so generation needs no formatter and its bytes cannot depend on the
 black a project has installed. black stays the judge: the test suite checks

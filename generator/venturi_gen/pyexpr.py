@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import keyword
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from venturi_gen.model import EnumType, ListType, MapType, OptionalType, Scalar, TypeRef
 
@@ -173,20 +174,82 @@ LINE_LENGTH = 100
 STUB_LINE_LENGTH = 88
 
 
-def wrap(indent: str, head: str, items: Sequence[str], tail: str, line_length: int = LINE_LENGTH) -> Code:
+def wrap(
+    indent: str,
+    head: str,
+    items: Sequence[str],
+    tail: str,
+    line_length: int = LINE_LENGTH,
+    *,
+    parameters: bool = False,
+) -> Code:
     """``head`` + items + ``tail`` laid out as black lays out a bracketed list.
 
     One line if it fits; else the items on one indented line between ``head`` and
-    ``tail`` (always, for a single item: black adds no comma to split it); else one
-    item per line with a trailing comma. An item still too long is left to black
-    (``formatting.finish``).
+    ``tail`` (always, for a single item: black adds no comma to split it, except after
+    the only one of a def's ``parameters``); else one item per line with a trailing
+    comma. An item still too long is left to black (``formatting.finish``).
     """
     one = f"{indent}{head}{', '.join(items)}{tail}"
     if len(one) <= line_length:
         return Code(one)
     inner = indent + "    "
-    middle = f"{inner}{', '.join(items)}"
+    middle = f"{inner}{', '.join(items)}{',' if parameters and len(items) == 1 else ''}"
     if len(middle) <= line_length or len(items) == 1:
         return Code(f"{indent}{head}\n{middle}\n{indent}{tail}")
     exploded = "\n".join(f"{inner}{item}," for item in items)
     return Code(f"{indent}{head}\n{exploded}\n{indent}{tail}")
+
+
+@dataclass(frozen=True, slots=True)
+class Bracketed:
+    """``head`` + items joined by ", " + ``close``: a call, a subscript or a literal whose
+    items may be bracketed themselves (``Step[A, B](A, f)`` inside ``payload={...}``)."""
+
+    head: str
+    items: tuple[str | Bracketed, ...]
+    close: str
+
+    def flat(self) -> str:
+        return f"{self.head}{', '.join(_flat(item) for item in self.items)}{self.close}"
+
+
+def _flat(item: str | Bracketed) -> str:
+    return item if isinstance(item, str) else item.flat()
+
+
+def nest(indent: str, node: Bracketed, line_length: int = LINE_LENGTH) -> Code | None:
+    """``node`` laid out as black lays out nested brackets, or None where a line would still
+    be too long (the caller leaves that to black, ``formatting.finish``).
+
+    What black does: the whole on one line if it fits; else split at the outer bracket (its
+    right-hand split), the items on one line between head and close if they fit; else one
+    item per line with a trailing comma, each laid out the same way; a single item gets no
+    comma and is split in turn.
+    """
+    lines = _nest(indent, node, "", line_length)
+    return None if lines is None else Code("\n".join(lines))
+
+
+def _nest(indent: str, item: str | Bracketed, suffix: str, line_length: int) -> list[str] | None:
+    one = f"{indent}{_flat(item)}{suffix}"
+    if len(one) <= line_length:
+        return [one]
+    if isinstance(item, str) or len(indent) + len(item.head) > line_length:
+        return None
+    inner = indent + "    "
+    middle = f"{inner}{', '.join(_flat(i) for i in item.items)}"
+    if len(middle) <= line_length:
+        body: list[str] | None = [middle]
+    elif len(item.items) == 1:
+        body = _nest(inner, item.items[0], "", line_length)
+    else:
+        body = []
+        for each in item.items:
+            lines = _nest(inner, each, ",", line_length)
+            if lines is None:
+                return None
+            body.extend(lines)
+    if body is None:
+        return None
+    return [f"{indent}{item.head}", *body, f"{indent}{item.close}{suffix}"]

@@ -23,6 +23,7 @@ from venturi_gen.model import (
 )
 from venturi_gen.names import constant
 from venturi_gen.pyexpr import (
+    Bracketed,
     Code,
     annotation,
     codec_expr,
@@ -31,6 +32,7 @@ from venturi_gen.pyexpr import (
     ident,
     imports_for,
     literal,
+    nest,
     wrap,
 )
 from venturi_gen.templating import header, import_block, imports, natural, render_template
@@ -97,17 +99,20 @@ def _upgrades(m: ModuleDecl, t: TaskDecl) -> dict[str, Code] | None:
     imports = wrap("        ", f"from {ident(m.layout.upgrades)} import ", [ident(n) for n in modules], "")
     if "\n" in imports:
         imports = wrap("        ", f"from {ident(m.layout.upgrades)} import (", [ident(n) for n in modules], ")")
-    args = []
+    args: list[Bracketed] = []
     for role in ("payload", "carry"):
-        entries = []
+        entries: list[str | Bracketed] = []
         for step in t.upgrades:
             shape = step_shape(step, role)
             if shape is not None:
                 old, new = ident(shape.name), ident(upgrade_target(t, step, role))
-                entries.append(f"{step.version}: Step[{old}, {new}]({old}, {ident(step.snake)}.upgrade_{role})")
+                call = (old, f"{ident(step.snake)}.upgrade_{role}")
+                entries.append(Bracketed(f"{step.version}: Step[{old}, {new}](", call, ")"))
         if entries:
-            args.append(f"{role}={{{', '.join(entries)}}}")
-    return {"imports": imports, "value": wrap("        ", "return Upgrades(", args, ")")}
+            args.append(Bracketed(f"{role}={{", tuple(entries), "}"))
+    value = Bracketed("return Upgrades(", tuple(args), ")")
+    # Only names too long for any layout reach black, on one line as black would get it.
+    return {"imports": imports, "value": nest("        ", value) or Code(f"        {value.flat()}")}
 
 
 def _task(m: ModuleDecl, t: TaskDecl) -> str:

@@ -56,7 +56,10 @@ def _function(t: TaskDecl, step: UpgradeDecl, role: Role, old: StructDecl) -> di
     else:
         body = wrap("    ", f"return {ident(target)}(", copied, ")", STUB_LINE_LENGTH)
     return {
-        "def_line": wrap("", f"def upgrade_{role}(", [f"old: {ident(old.name)}"], f") -> {ident(target)}:", STUB_LINE_LENGTH),
+        "def_line": wrap(
+            "", f"def upgrade_{role}(", [f"old: {ident(old.name)}"], f") -> {ident(target)}:",
+            STUB_LINE_LENGTH, parameters=True,
+        ),
         "doc": docstring(f"The {what} stored by version {step.version}, as version {step.version + 1} declares it.", "    "),
         "comments": [Code(line) for line in comments],
         "body": body,

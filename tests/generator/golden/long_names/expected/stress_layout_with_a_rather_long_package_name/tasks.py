@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Literal, Self, TypeAlias
 
-from venturi import Backoff, Keep, Merge, NoCarry, Pending, Priority, Task, codec
+from venturi import Backoff, Keep, Merge, NoCarry, Pending, Priority, Step, Task, Upgrades, codec
 
 ExtremelyDescriptiveShippingPriorityLevelName: TypeAlias = Literal[
     "low", "normal", "high", "critical"
@@ -207,6 +207,76 @@ class Short(Task[NoCarry]):
         return _SHORT.decode(cls, data, path)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TheReceiptSentOnceEveryParcelOfTheCustomerOrderHasBeenDelivered(Task[NoCarry]):
+    """The the_receipt_sent_once_every_parcel_of_the_customer_order_has_been_delivered task."""
+
+    KIND = "the_receipt_sent_once_every_parcel_of_the_customer_order_has_been_delivered"
+    VERSION = 2
+    QUEUE = "default"
+    CARRY = NoCarry
+    OUTPUT = None
+    TIMEOUT = None
+    RETENTION = None
+
+    order_identifier_of_the_delivered_order: int
+
+    def priority(self) -> Priority:
+        return Priority.NORMAL
+
+    @classmethod
+    def upgrades(cls) -> Upgrades:
+        # Your code (created once by venturi-gen), imported here because it imports this module.
+        from upgrades import (
+            the_receipt_sent_once_every_parcel_of_the_customer_order_has_been_delivered_from_v1,
+        )
+
+        return Upgrades(
+            payload={
+                1: Step[
+                    TheReceiptSentOnceEveryParcelOfTheCustomerOrderHasBeenDeliveredV1,
+                    TheReceiptSentOnceEveryParcelOfTheCustomerOrderHasBeenDelivered,
+                ](
+                    TheReceiptSentOnceEveryParcelOfTheCustomerOrderHasBeenDeliveredV1,
+                    the_receipt_sent_once_every_parcel_of_the_customer_order_has_been_delivered_from_v1.upgrade_payload,
+                )
+            }
+        )
+
+    def to_json(self, path: str = "$") -> dict[str, Any]:
+        return _THE_RECEIPT_SENT_ONCE_EVERY_PARCEL_OF_THE_CUSTOMER_ORDER_HAS_BEEN_DELIVERED.encode(
+            self, path
+        )
+
+    @classmethod
+    def from_json(cls, data: Any, path: str = "$") -> Self:
+        return _THE_RECEIPT_SENT_ONCE_EVERY_PARCEL_OF_THE_CUSTOMER_ORDER_HAS_BEEN_DELIVERED.decode(
+            cls, data, path
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TheReceiptSentOnceEveryParcelOfTheCustomerOrderHasBeenDeliveredV1:
+    """The payload of TheReceiptSentOnceEveryParcelOfTheCustomerOrderHasBeenDelivered as version 1 stored it (decoded only to be upgraded)."""
+
+    order_identifier_of_the_delivered_order: str
+
+    def to_json(self, path: str = "$") -> dict[str, Any]:
+        return (
+            _THE_RECEIPT_SENT_ONCE_EVERY_PARCEL_OF_THE_CUSTOMER_ORDER_HAS_BEEN_DELIVERED_V1.encode(
+                self, path
+            )
+        )
+
+    @classmethod
+    def from_json(cls, data: Any, path: str = "$") -> Self:
+        return (
+            _THE_RECEIPT_SENT_ONCE_EVERY_PARCEL_OF_THE_CUSTOMER_ORDER_HAS_BEEN_DELIVERED_V1.decode(
+                cls, data, path
+            )
+        )
+
+
 _DELIVERY_WINDOW_PREFERENCES_FOR_THE_CUSTOMER_ACCOUNT = codec.Struct(
     codec.field("earliest_acceptable_delivery_hour_in_local_time", codec.INT, required=False),
     codec.field(
@@ -271,4 +341,14 @@ _RECALCULATE_THE_SHIPPING_QUOTES_FOR_EVERY_PENDING_ORDER_IN_THE_WAREHOUSE_REGION
 
 _SHORT = codec.Struct(
     codec.field("x", codec.INT),
+)
+
+
+_THE_RECEIPT_SENT_ONCE_EVERY_PARCEL_OF_THE_CUSTOMER_ORDER_HAS_BEEN_DELIVERED = codec.Struct(
+    codec.field("order_identifier_of_the_delivered_order", codec.INT),
+)
+
+
+_THE_RECEIPT_SENT_ONCE_EVERY_PARCEL_OF_THE_CUSTOMER_ORDER_HAS_BEEN_DELIVERED_V1 = codec.Struct(
+    codec.field("order_identifier_of_the_delivered_order", codec.STR),
 )

@@ -59,6 +59,22 @@ class ShortHandlerBase(Handler[tasks.Short, NoCarry, S]):
     async def handle(self, task: tasks.Short, ctx: Context[NoCarry], state: S) -> Outcome[None]: ...
 
 
+class TheReceiptSentOnceEveryParcelOfTheCustomerOrderHasBeenDeliveredHandlerBase(
+    Handler[tasks.TheReceiptSentOnceEveryParcelOfTheCustomerOrderHasBeenDelivered, NoCarry, S]
+):
+    """Runs the_receipt_sent_once_every_parcel_of_the_customer_order_has_been_delivered jobs. Subclass it and implement ``handle``."""
+
+    TASK = tasks.TheReceiptSentOnceEveryParcelOfTheCustomerOrderHasBeenDelivered
+
+    @abstractmethod
+    async def handle(
+        self,
+        task: tasks.TheReceiptSentOnceEveryParcelOfTheCustomerOrderHasBeenDelivered,
+        ctx: Context[NoCarry],
+        state: S,
+    ) -> Outcome[None]: ...
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Handlers(Generic[S]):
     """One handler per task of stress_layout_with_a_rather_long_package_name, for ``register_all``."""
@@ -67,11 +83,15 @@ class Handlers(Generic[S]):
         RecalculateTheShippingQuotesForEveryPendingOrderInTheWarehouseRegionHandlerBase[S]
     )
     short: ShortHandlerBase[S]
+    the_receipt_sent_once_every_parcel_of_the_customer_order_has_been_delivered: (
+        TheReceiptSentOnceEveryParcelOfTheCustomerOrderHasBeenDeliveredHandlerBase[S]
+    )
 
 
 _BASES: dict[str, type[Any]] = {
     "recalculate_the_shipping_quotes_for_every_pending_order_in_the_warehouse_region": RecalculateTheShippingQuotesForEveryPendingOrderInTheWarehouseRegionHandlerBase,
     "short": ShortHandlerBase,
+    "the_receipt_sent_once_every_parcel_of_the_customer_order_has_been_delivered": TheReceiptSentOnceEveryParcelOfTheCustomerOrderHasBeenDeliveredHandlerBase,
 }
 
 
@@ -92,4 +112,7 @@ def register_all(worker: Worker[S], handlers: Handlers[S]) -> Worker[S]:
         handlers.recalculate_the_shipping_quotes_for_every_pending_order_in_the_warehouse_region
     )
     worker.register(handlers.short)
+    worker.register(
+        handlers.the_receipt_sent_once_every_parcel_of_the_customer_order_has_been_delivered
+    )
     return worker
