@@ -7,6 +7,9 @@ worker lives in ``venturi.worker`` and backends load when a URL needs them.
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from venturi._backoff import DEFAULT_BACKOFF, Backoff
 from venturi._bulk import BulkResult
 from venturi._codec_protocol import JsonCodec, NoCarry
@@ -30,15 +33,33 @@ from venturi.errors import (
     UnsupportedCapability,
     VenturiError,
 )
-from venturi.storage._types import (
-    CancelOutcome,
-    DecodeFailure,
-    EnqueueOutcome,
-    EnqueueResult,
-    JobCount,
-    JobState,
-    QueueStats,
-)
+from venturi.storage._types import DecodeFailure, EnqueueOutcome, EnqueueResult, JobState
+
+if TYPE_CHECKING:
+    from venturi.storage._admin_types import CancelOutcome, JobCount, QueueStats
+
+# Names a producer seldom needs, imported from their module when first used (PEP 562), so
+# that ``import venturi`` does not build them (tests/integration/test_import_footprint.py
+# lists the modules it must not load).
+_LAZY = {
+    "CancelOutcome": "venturi.storage._admin_types",
+    "JobCount": "venturi.storage._admin_types",
+    "QueueStats": "venturi.storage._admin_types",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _LAZY.get(name)
+    if home is None:
+        raise AttributeError(f"module 'venturi' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # once found, a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
 
 __all__ = [
     "DEFAULT_BACKOFF",

@@ -14,9 +14,13 @@ import enum
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from venturi.errors import ConfigurationError
-from venturi.storage._types import JobCount, JobSelection, JobState
+from venturi.storage._types import JobState
+
+if TYPE_CHECKING:
+    from venturi.storage._admin_types import JobCount, JobSelection
 
 #: Jobs changed per transaction unless told otherwise: big enough to be quick,
 #: small enough that workers never wait long for the database.
@@ -67,6 +71,9 @@ def selection(
         chosen.append(value)
     if older_than is not None and older_than < timedelta(0):
         raise ConfigurationError("older_than must not be negative")
+    # Imported here: the operator's types are not loaded by ``import venturi``.
+    from venturi.storage._admin_types import JobSelection
+
     return JobSelection(
         kinds=_names(kinds, "kinds"),
         queues=_names(queues, "queues"),
@@ -98,6 +105,6 @@ def check_batch_size(batch_size: int) -> int:
 
 
 #: Told the count before anything changes (the command line prints it).
-Counted = Callable[[JobCount], None]
+Counted = Callable[["JobCount"], None]  # quoted: JobCount is imported for type checking only
 #: Told the running total after each committed batch.
 Progress = Callable[[int], None]

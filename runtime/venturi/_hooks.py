@@ -19,18 +19,15 @@ from __future__ import annotations
 
 import enum
 import json
-import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-from venturi.storage._types import EnqueueResult, QueueStats, Resolution
-
 if TYPE_CHECKING:
     from venturi._task import Task
-
-log = logging.getLogger("venturi.hooks")
+    from venturi.storage._admin_types import QueueStats
+    from venturi.storage._types import EnqueueResult
 
 
 class RunOutcome(enum.StrEnum):
@@ -46,17 +43,6 @@ class RunOutcome(enum.StrEnum):
     RETURNED = "returned"
     CANCELLED = "cancelled"  # the handler saw a cancel request and stopped
     LOST = "lost"  # the lease was lost (cancelled or reclaimed): the result was not written
-
-
-OUTCOME_OF: Mapping[Resolution, RunOutcome] = {
-    Resolution.COMPLETED: RunOutcome.COMPLETED,
-    Resolution.PAUSED: RunOutcome.PAUSED,
-    Resolution.RETRY: RunOutcome.RETRIED,
-    Resolution.DEAD: RunOutcome.DEAD,
-    Resolution.RELEASED: RunOutcome.RELEASED,
-    Resolution.RETURNED: RunOutcome.RETURNED,
-    Resolution.CANCELLED: RunOutcome.CANCELLED,
-}
 
 
 @dataclass(slots=True)
@@ -185,7 +171,7 @@ class HookSet:
             try:
                 method(*args)
             except Exception:
-                log.exception("hook %s failed; carrying on", name, extra={"event": "hook_error"})
+                _log_failure(name)
 
     def run_scope(self, run: RunEvent) -> ExitStack | None:
         """``run_started`` of every hook, with the context managers they return entered
@@ -201,7 +187,7 @@ class HookSet:
                     stack = stack or ExitStack()
                     stack.enter_context(scope)
             except Exception:
-                log.exception("hook run_started failed; carrying on", extra={"event": "hook_error"})
+                _log_failure("run_started")
         return stack
 
     # -- producer side --------------------------------------------------------------
@@ -218,6 +204,16 @@ class HookSet:
                 if result.outcome.value in ("kept", "replaced", "merged"):
                     self.call("merged", event, result)
         self.call("enqueued", event)
+
+
+def _log_failure(name: str) -> None:
+    """Log the exception being handled, from hook ``name``. ``logging`` is imported here,
+    on the failure path: ``import venturi`` does not load it (about 3 ms with its imports)."""
+    import logging
+
+    logging.getLogger("venturi.hooks").exception(
+        "hook %s failed; carrying on", name, extra={"event": "hook_error"}
+    )
 
 
 def decode_headers(text: str | None) -> Mapping[str, str]:

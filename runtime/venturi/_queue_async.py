@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from venturi._bulk import (
     DEFAULT_BATCH_SIZE,
@@ -21,16 +21,12 @@ from venturi._enqueue import JobInfo, build_request, build_requests, job_info
 from venturi._hooks import EnqueueEvent, Hooks, HookSet
 from venturi._task import Task
 from venturi.errors import ConfigurationError, JobNotFound, JobWaitTimeout
-from venturi.storage._protocol import AsyncStorage
-from venturi.storage._types import (
-    TERMINAL_STATES,
-    CancelOutcome,
-    EnqueueResult,
-    JobSelection,
-    JobState,
-    QueueStats,
-)
-from venturi.storage._url import open_async_storage
+from venturi.storage._types import TERMINAL_STATES
+
+if TYPE_CHECKING:
+    from venturi.storage._admin_types import CancelOutcome, JobSelection, QueueStats
+    from venturi.storage._protocol import AsyncStorage
+    from venturi.storage._types import EnqueueResult, JobState
 
 T = TypeVar("T", bound=Task[Any])
 
@@ -56,11 +52,13 @@ class AsyncQueue:
         self.owns_storage = database is None or isinstance(database, str)
         # None unless a hook overrides something: the enqueue path then skips hooks entirely.
         self._hooks = HookSet.of(hooks)
-        self.storage: AsyncStorage = (
-            database
-            if database is not None and not isinstance(database, str)
-            else open_async_storage(database)
-        )
+        if database is None or isinstance(database, str):
+            # Imported here: URL parsing is for queues that open their storage from a URL.
+            from venturi.storage._url import open_async_storage
+
+            self.storage: AsyncStorage = open_async_storage(database)
+        else:
+            self.storage = database
         if True:  # ASYNC
             self._migrate = migrate  # in open(): a constructor cannot await
         else:

@@ -41,7 +41,7 @@ except ImportError as exc:  # pragma: no cover - exercised by the packaging test
     ) from exc
 
 from venturi._hooks import EnqueueEvent, Hooks, RunEvent, RunOutcome
-from venturi.storage._types import QueueStats
+from venturi.storage._admin_types import QueueStats
 
 __all__ = ["INSTRUMENTATION_NAME", "OtelHooks", "PrometheusEndpoint", "serve_prometheus"]
 

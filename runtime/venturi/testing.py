@@ -34,7 +34,9 @@ from venturi._ids import new_job_id, new_lease_token
 from venturi._journal import JournalEntry
 from venturi._queue import Queue
 from venturi._task import Task
-from venturi.storage._types import ClaimedJob, JobFilter, JobState, Resolution, RunResult
+from venturi.storage._admin_types import JobFilter
+from venturi.storage._run_types import ClaimedJob, Resolution, RunResult
+from venturi.storage._types import JobState
 from venturi.worker._config import WorkerConfig
 from venturi.worker._context import Context
 from venturi.worker._execute import execute

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from venturi._clock import utcnow
 from venturi.storage import JobState
-from venturi.storage._types import BacklogRewrite
+from venturi.storage._admin_types import BacklogRewrite
 
 from tests.conformance.backends import Backend
 from tests.conformance.helpers import claim_request, request

@@ -15,8 +15,16 @@ import sys
 
 import pytest
 
-NOT_IMPORTED = ["venturi.worker", "venturi.storage.sqlite", "venturi.storage.postgres", "psycopg",
-                "sqlite3", "ulid", "importlib.metadata", "hashlib", "asyncio"]
+NOT_IMPORTED = [
+    "venturi.worker", "venturi.storage.sqlite", "venturi.storage.postgres", "psycopg",
+    "sqlite3", "ulid", "importlib.metadata", "hashlib", "asyncio",
+    # Loaded when first used (test_import_bench.py has the figures): the storage protocols,
+    # the worker's and the operator's storage types, URL parsing (when a queue opens a URL),
+    "venturi.storage._protocol", "venturi.storage._run_types", "venturi.storage._admin_types",
+    "venturi.storage._url", "venturi.storage._conninfo",
+    # logging (when a hook fails), zoneinfo (for a schedule with a time zone).
+    "logging", "zoneinfo",
+]  # fmt: skip
 
 
 @pytest.mark.parametrize("statement", ["import venturi", "from venturi import Queue, Task, codec"])
@@ -44,3 +52,25 @@ except codec.CodecError as exc:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "$.id: expected a ULID, got str"
+
+
+@pytest.mark.parametrize("package", ["venturi", "venturi.storage"])
+def test_every_public_name_resolves_including_the_ones_loaded_on_first_use(package: str) -> None:
+    # The lazy names come from ``__getattr__``; a stale table or a typo fails here.
+    code = f"""
+import importlib
+module = importlib.import_module({package!r})
+for name in module.__all__:
+    assert getattr(module, name) is not None, name
+assert set(module.__all__) <= set(dir(module))
+namespace = {{}}
+exec("from {package} import *", namespace)
+assert set(module.__all__) <= set(namespace)
+try:
+    module.NoSuchName
+except AttributeError as exc:
+    print(exc)
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == f"module {package!r} has no attribute 'NoSuchName'"

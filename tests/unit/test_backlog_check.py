@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from venturi.cli._backlog_check import MAX_GROUPS_PER_KIND, BacklogCheck
-from venturi.storage._types import BacklogRow
+from venturi.storage._admin_types import BacklogRow
 
 from tests.conformance.tasks import Plain
 

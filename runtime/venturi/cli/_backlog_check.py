@@ -25,7 +25,7 @@ from typing import Any
 from venturi import codec
 from venturi._task import Task
 from venturi.codec import CodecError
-from venturi.storage._types import BacklogRewrite, BacklogRow
+from venturi.storage._admin_types import BacklogRewrite, BacklogRow
 
 #: Distinct error groups kept per kind; more are counted together.
 MAX_GROUPS_PER_KIND = 50

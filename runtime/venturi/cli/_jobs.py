@@ -22,7 +22,8 @@ from venturi.cli._errors import CliError, UsageError
 from venturi.cli._job_view import LIST_HEADERS, job_json, list_row, write_details
 from venturi.cli._output import write_json, write_table
 from venturi.errors import ConfigurationError, JobNotFound
-from venturi.storage._types import CancelOutcome, JobCount, JobFilter, JobState, StoredJob
+from venturi.storage._admin_types import CancelOutcome, JobCount, JobFilter
+from venturi.storage._types import JobState, StoredJob
 
 T = TypeVar("T")
 

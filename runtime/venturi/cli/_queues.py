@@ -18,7 +18,7 @@ from venturi.cli._args import SubParsers
 from venturi.cli._database import add_database_option, open_storage
 from venturi.cli._output import NONE, format_time, iso, write_json, write_table
 from venturi.errors import ConfigurationError
-from venturi.storage._types import QueueStats
+from venturi.storage._admin_types import QueueStats
 
 
 def _name(text: str) -> str:

@@ -20,7 +20,8 @@ from venturi.cli import _queues
 from venturi.cli._args import SubParsers
 from venturi.cli._database import add_database_option, open_storage
 from venturi.cli._output import NONE, format_time, iso, write_json, write_table
-from venturi.storage._types import JobState, KindStats, ScheduleInfo
+from venturi.storage._admin_types import KindStats, ScheduleInfo
+from venturi.storage._types import JobState
 
 WINDOWS = (1, 5, 15)
 

@@ -26,7 +26,7 @@ from datetime import datetime, timedelta
 from venturi._clock import utcnow
 from venturi._failures import FailureCode
 from venturi._journal import JournalEntry, JournalEvent
-from venturi.storage._types import Resolution, RunResult
+from venturi.storage._run_types import Resolution, RunResult
 
 LEASE_EXPIRED = FailureCode.LEASE_EXPIRED.value
 BACKSTOP_REACHED = FailureCode.BACKSTOP_REACHED.value

@@ -20,7 +20,8 @@ from datetime import datetime
 from typing import Any, Generic, NamedTuple, TypeVar
 
 from venturi._journal import JournalEntry
-from venturi.storage._types import BacklogRow, ClaimedJob
+from venturi.storage._admin_types import BacklogRow
+from venturi.storage._run_types import ClaimedJob
 
 Time = TypeVar("Time")
 

@@ -15,27 +15,22 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from venturi.storage._types import (
+from venturi.storage._admin_types import (
     BacklogRewrite,
     BacklogRow,
     BulkBatch,
     CancelOutcome,
     Capabilities,
-    ClaimedJob,
-    ClaimRequest,
-    EnqueueRequest,
-    EnqueueResult,
     JobCount,
     JobFilter,
     JobSelection,
-    JobState,
     KindStats,
     QueueStats,
-    RunResult,
     ScheduleInfo,
     ScheduleRecord,
-    StoredJob,
 )
+from venturi.storage._run_types import ClaimedJob, ClaimRequest, RunResult
+from venturi.storage._types import EnqueueRequest, EnqueueResult, JobState, StoredJob
 
 
 class Storage(Protocol):

@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from venturi import codec
 from venturi._storable import NUL, bounded, first_bad_string, safe_json, safe_text, text_problem
-from venturi.storage._types import RunResult
+from venturi.storage._run_types import RunResult
 
 #: Appended to a text stored in its escaped form.
 ESCAPED_MARK: Final = " [escaped: no database stores a NUL character or lone surrogate]"

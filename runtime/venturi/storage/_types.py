@@ -1,17 +1,24 @@
-"""The data that crosses the storage boundary.
+"""The data that crosses the storage boundary on the producer's path.
 
 Storage sees kinds, JSON text and timestamps, never task classes. Type
 safety is recovered in the runtime at exactly two points: at enqueue (typed
 task -> ``NewJob``) and at dispatch (``ClaimedJob`` -> typed task).
 All datetimes are timezone-aware UTC.
+
+This module holds what an enqueue builds and gets back, and a stored job as
+read. The worker's types (claims, run results) are in ``_run_types``, the
+operator's (filters, bulk operations, stats, schedules, the backlog,
+capabilities) in ``_admin_types``: a producer process imports neither, so
+``import venturi`` does not build their classes (a frozen dataclass costs
+about 0.3 ms to define; tests/integration/test_import_footprint.py).
 """
 
 from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from dataclasses import dataclass
+from datetime import datetime
 from typing import NamedTuple
 
 from venturi._journal import JournalEntry
@@ -160,220 +167,3 @@ class EnqueueResult(NamedTuple):
     @property
     def inserted(self) -> bool:
         return self.outcome in (EnqueueOutcome.INSERTED, EnqueueOutcome.INDEPENDENT)
-
-
-@dataclass(frozen=True, slots=True)
-class ClaimRequest:
-    queues: tuple[str, ...]  # claim only from these queues
-    kinds: tuple[str, ...]  # claim only kinds this worker has handlers for
-    limit: int
-    lease_token: str
-    lease_duration: timedelta
-    worker_id: str
-    #: How many of the claimed jobs (the first, in claim order) start at once: their runs
-    #: are marked started by the claim itself. The rest wait in the worker (prefetch) and
-    #: are marked when they start (``finish(started=...)``).
-    start: int = 0
-
-
-class ClaimedJob(NamedTuple):
-    """A job leased to a worker. ``run_count`` already includes the current run (the claim
-    counts it; a job handed back or reclaimed before it started gets it back, ``RETURNED``).
-
-    ``ClaimedJob``, ``RunResult`` and ``JournalEntry`` are immutable
-    ``NamedTuple``s rather than frozen dataclasses: the worker builds each once
-    per run, and a frozen dataclass's ``__init__`` (``object.__setattr__`` per
-    field) costs about 2 µs more per object.
-    """
-
-    id: str
-    kind: str
-    queue: str
-    priority: int
-    payload: str
-    carry: str
-    run_count: int
-    failure_count: int
-    lease_token: str
-    lease_expires_at: datetime
-    concurrency_key: str | None
-    journal: tuple[JournalEntry, ...]  # history before this run
-    payload_version: int = 1  # the versions of the task's shape the payload and carry
-    carry_version: int = 1  # were written with (the worker upgrades older ones)
-    headers: str | None = None  # what the enqueue's hooks stored with the job (JSON), if any
-
-
-class Resolution(enum.StrEnum):
-    """How a run ends, as storage applies it."""
-
-    COMPLETED = "completed"  # -> completed
-    PAUSED = "paused"  # -> pending at run_at; carry kept; no failure counted
-    RETRY = "retry"  # -> pending at run_at; failure_count + 1
-    DEAD = "dead"  # -> dead; failure_count + 1
-    RELEASED = "released"  # -> pending now; graceful shutdown; no failure counted
-    RETURNED = "returned"  # -> pending, never started: run_count back, no failure, run_at kept
-    # (or the result's: a job left for a newer worker waits)
-    CANCELLED = "cancelled"  # -> cancelled (the handler saw a cancel request)
-
-
-class RunResult(NamedTuple):
-    """The fenced end of one run: applied only if ``lease_token`` still holds the job."""
-
-    job_id: str
-    lease_token: str
-    resolution: Resolution
-    journal_entry: JournalEntry
-    carry: str | None = None  # new carry JSON (PAUSED, RETRY, RELEASED); None keeps it
-    # Next eligibility (PAUSED, RETRY, RELEASED, RETURNED). None keeps the job's own run_at, its place
-    # in line: a job was due when it was claimed, so it is eligible again at once, ahead
-    # of the jobs that became due after it (a reclaimed or handed-back job).
-    run_at: datetime | None = None
-    output: str | None = None  # COMPLETED with a typed output
-    error_code: str | None = None
-    error_message: str | None = None
-    purge_after: datetime | None = None  # terminal rows may be pruned after this time
-    carry_version: int = 1  # the version of the task's shape ``carry`` is written in
-
-
-@dataclass(frozen=True, slots=True)
-class JobFilter:
-    kinds: tuple[str, ...] = ()
-    states: tuple[JobState, ...] = ()
-    queues: tuple[str, ...] = ()
-    limit: int = 100
-    before_id: str | None = None  # page backwards by id (newest first)
-
-
-@dataclass(frozen=True, slots=True)
-class JobSelection:
-    """The jobs a bulk operation (``Queue.cancel_jobs``, ``Queue.retry_jobs``) acts on.
-
-    Empty tuples mean any; every given criterion must hold. ``created_before``
-    selects jobs enqueued before that time (``--older-than`` on the command line).
-    """
-
-    kinds: tuple[str, ...] = ()
-    queues: tuple[str, ...] = ()
-    states: tuple[JobState, ...] = ()
-    created_before: datetime | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class JobCount:
-    """How many jobs a selection matches, by state, and the highest matching id.
-
-    A bulk operation stops at ``last_id``: jobs enqueued after the count are
-    not touched, so the count printed before acting is the most it can change.
-    """
-
-    by_state: dict[JobState, int] = field(default_factory=dict[JobState, int])
-    last_id: str | None = None
-
-    @property
-    def total(self) -> int:
-        return sum(self.by_state.values())
-
-
-class BulkBatch(NamedTuple):
-    """One committed batch of a bulk operation."""
-
-    changed: int  # jobs the batch changed
-    last_id: str | None  # the highest id the batch looked at; None: nothing was left
-
-
-@dataclass(frozen=True, slots=True)
-class QueueStats:
-    """One queue: paused or not, its backlog, and how long its oldest ready job has waited.
-
-    Ready jobs are pending ones whose ``run_at`` has come; ``oldest_ready_at`` is
-    the earliest such ``run_at`` (the time that job became ready).
-    """
-
-    queue: str
-    paused_at: datetime | None = None
-    pause_reason: str | None = None
-    pending: int = 0
-    ready: int = 0
-    running: int = 0
-    oldest_ready_at: datetime | None = None
-
-    @property
-    def paused(self) -> bool:
-        return self.paused_at is not None
-
-
-class ScheduleRecord(NamedTuple):
-    """A schedule as a worker registers it, for ``venturi stats`` (not for correctness)."""
-
-    name: str  # the task's kind: one schedule per task
-    kind: str
-    spec: str  # JSON: cron or every_seconds, timezone, missed
-    next_slot_at: datetime | None
-
-
-@dataclass(frozen=True, slots=True)
-class ScheduleInfo:
-    """A schedule as ``venturi stats`` shows it: its next slot and the last one enqueued."""
-
-    name: str
-    kind: str
-    spec: str
-    next_slot_at: datetime | None
-    updated_at: datetime
-    last_slot_at: datetime | None = None
-    last_job_id: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class KindStats:
-    kind: str
-    counts: dict[JobState, int] = field(default_factory=dict[JobState, int])
-    oldest_pending_at: datetime | None = None
-    finished_last_minutes: dict[int, int] = field(default_factory=dict[int, int])
-
-
-class CancelOutcome(enum.StrEnum):
-    CANCELLED = "cancelled"  # was pending: now cancelled
-    FENCED = "fenced"  # was running: cancelled, the lease revoked
-    ALREADY_FINISHED = "already_finished"
-    NOT_FOUND = "not_found"
-
-
-class BacklogRow(NamedTuple):
-    """A stored job as ``venturi check-backlog`` reads it: what decoding it needs."""
-
-    id: str
-    kind: str
-    state: str
-    payload: str
-    carry: str
-    payload_version: int
-    carry_version: int
-
-
-class BacklogRewrite(NamedTuple):
-    """An upgraded job written back at the current version (``check-backlog --upgrade``).
-
-    ``payload`` (``carry``) is the new JSON text, or ``None`` to leave it; it is
-    written only while the job still has the version that was read
-    (``payload_version``, ``carry_version``) and is not running, so a job that
-    a worker claimed or rewrote since is left alone.
-    """
-
-    id: str
-    version: int  # the version written
-    payload: str | None
-    payload_version: int
-    carry: str | None
-    carry_version: int
-
-
-@dataclass(frozen=True, slots=True)
-class Capabilities:
-    """What a backend can do, so the runtime never silently emulates a missing feature."""
-
-    name: str
-    multi_host: bool  # workers on several machines
-    listen_notify: bool  # idle workers are woken at once on enqueue
-    transactional_enqueue: bool  # enqueue(task, conn=...) joins the application's transaction
-    skip_locked: bool

@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 
 from venturi._ids import new_lease_token
 from venturi.storage._protocol import AsyncNotifier, AsyncStorage
-from venturi.storage._types import ClaimedJob, ClaimRequest
+from venturi.storage._run_types import ClaimedJob, ClaimRequest
 from venturi.worker._capacity import Capacity
 from venturi.worker._config import WorkerConfig, seconds
 from venturi.worker._flusher import Flusher

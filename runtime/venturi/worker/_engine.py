@@ -35,7 +35,7 @@ from venturi._clock import utcnow
 from venturi._hooks import HookSet
 from venturi._threads import Threads
 from venturi.storage._protocol import AsyncStorage
-from venturi.storage._types import ClaimedJob
+from venturi.storage._run_types import ClaimedJob
 from venturi.worker._capacity import Capacity
 from venturi.worker._claimer import Claimer
 from venturi.worker._config import WorkerConfig, seconds

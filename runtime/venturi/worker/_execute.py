@@ -16,7 +16,7 @@ from venturi import codec
 from venturi._codec_protocol import NoCarry
 from venturi._threads import Threads
 from venturi._upgrade import VersionTooNew, too_new
-from venturi.storage._types import ClaimedJob
+from venturi.storage._run_types import ClaimedJob
 from venturi.worker._context import Context
 from venturi.worker._outcome import FailureCode, TaskError
 from venturi.worker._registry import Registration

@@ -27,7 +27,7 @@ from datetime import datetime
 from venturi._clock import utcnow
 from venturi.errors import BackendUnavailable, VenturiError
 from venturi.storage._protocol import AsyncStorage
-from venturi.storage._types import ClaimedJob, Resolution, RunResult
+from venturi.storage._run_types import ClaimedJob, Resolution, RunResult
 from venturi.worker._isolate import finish_isolating
 from venturi.worker._leases import LeaseTable
 from venturi.worker._outcome import TaskError

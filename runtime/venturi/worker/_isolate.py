@@ -19,7 +19,7 @@ from datetime import datetime
 from venturi._failures import FailureCode
 from venturi._journal import JournalEvent
 from venturi._storable import bounded, safe_text
-from venturi.storage._types import Resolution, RunResult
+from venturi.storage._run_types import Resolution, RunResult
 
 log = logging.getLogger("venturi.worker")
 

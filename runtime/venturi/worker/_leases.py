@@ -15,7 +15,7 @@ import logging
 from datetime import datetime, timedelta
 
 from venturi.storage._protocol import AsyncStorage
-from venturi.storage._types import ClaimedJob
+from venturi.storage._run_types import ClaimedJob
 
 log = logging.getLogger("venturi.worker")
 

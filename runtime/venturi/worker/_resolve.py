@@ -22,7 +22,7 @@ from venturi._journal import JournalEntry, JournalEvent
 from venturi._storable import MAX_MESSAGE_CHARS, bounded
 from venturi.storage._expiry import returned_result
 from venturi.storage._results import MAX_ATTACHMENT_BYTES, storable_attachment
-from venturi.storage._types import ClaimedJob, Resolution, RunResult
+from venturi.storage._run_types import ClaimedJob, Resolution, RunResult
 from venturi.worker._config import WorkerConfig, seconds
 from venturi.worker._outcome import FailureCode, Outcome, OutcomeKind, TaskError, is_outcome
 from venturi.worker._registry import Registration

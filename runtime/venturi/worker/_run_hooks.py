@@ -12,14 +12,25 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from typing import Any
 
-from venturi._hooks import OUTCOME_OF, HookSet, RunEvent, RunOutcome, decode_headers
-from venturi.storage._types import ClaimedJob, RunResult
+from venturi._hooks import HookSet, RunEvent, RunOutcome, decode_headers
+from venturi.storage._run_types import ClaimedJob, Resolution, RunResult
 from venturi.worker._resolve import RunEnd
 
 log = logging.getLogger("venturi.worker")
+
+#: The hooks' outcome of each way storage ends a run (``LOST`` is the worker's own).
+OUTCOME_OF: Mapping[Resolution, RunOutcome] = {
+    Resolution.COMPLETED: RunOutcome.COMPLETED,
+    Resolution.PAUSED: RunOutcome.PAUSED,
+    Resolution.RETRY: RunOutcome.RETRIED,
+    Resolution.DEAD: RunOutcome.DEAD,
+    Resolution.RELEASED: RunOutcome.RELEASED,
+    Resolution.RETURNED: RunOutcome.RETURNED,
+    Resolution.CANCELLED: RunOutcome.CANCELLED,
+}
 
 
 class RunHooks:

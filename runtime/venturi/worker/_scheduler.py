@@ -28,8 +28,8 @@ from venturi._clock import utcnow
 from venturi._enqueue import build_request
 from venturi._schedule import Missed, Schedule
 from venturi._task import Task
+from venturi.storage._admin_types import ScheduleRecord
 from venturi.storage._protocol import AsyncStorage
-from venturi.storage._types import ScheduleRecord
 from venturi.worker._registry import Registry
 from venturi.worker._stats import WorkerStats
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from venturi.storage._types import BacklogRewrite, BacklogRow, JobState
+from venturi.storage._admin_types import BacklogRewrite, BacklogRow
+from venturi.storage._types import JobState
 from venturi.storage.postgres._rows import dumps
 from venturi.storage.postgres._steps import Steps, Stmt
 

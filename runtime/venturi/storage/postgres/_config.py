@@ -19,10 +19,10 @@ from typing import Any
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from venturi.errors import ConfigurationError
+from venturi.storage._admin_types import Capabilities
 from venturi.storage._conninfo import take_param
 from venturi.storage._layouts import LAYOUTS
 from venturi.storage._sql import load_queries
-from venturi.storage._types import Capabilities
 
 PACKAGE = "venturi.storage.postgres"
 DEFAULT_SCHEMA = "venturi"

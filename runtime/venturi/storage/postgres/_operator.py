@@ -12,7 +12,8 @@ from datetime import datetime, timedelta
 
 from venturi._journal import JournalEntry, JournalEvent
 from venturi._storable import could_be_stored
-from venturi.storage._types import CancelOutcome, JobFilter, JobState, KindStats, StoredJob
+from venturi.storage._admin_types import CancelOutcome, JobFilter, KindStats
+from venturi.storage._types import JobState, StoredJob
 from venturi.storage.postgres._rows import (
     aware,
     journal_params,

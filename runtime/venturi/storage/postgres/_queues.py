@@ -13,7 +13,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from venturi.storage._types import BulkBatch, JobCount, JobSelection, JobState, QueueStats
+from venturi.storage._admin_types import BulkBatch, JobCount, JobSelection, QueueStats
+from venturi.storage._types import JobState
 from venturi.storage.postgres._operator import cancel_stmt, retry_stmt
 from venturi.storage.postgres._rows import aware, utc
 from venturi.storage.postgres._steps import Steps, Stmt

@@ -21,13 +21,8 @@ from venturi.storage._job_row import UndecodedText, journal_entry_careful
 from venturi.storage._job_row import stored_job as job_from_row
 from venturi.storage._layouts import JobRow, job_row
 from venturi.storage._results import storable_results
-from venturi.storage._types import (
-    DecodeFailure,
-    NewJob,
-    Resolution,
-    RunResult,
-    StoredJob,
-)
+from venturi.storage._run_types import Resolution, RunResult
+from venturi.storage._types import DecodeFailure, NewJob, StoredJob
 
 #: Queries that read one job with its journal return ``{j.JobRow}``, then the journal.
 _JOURNAL_COLUMN = len(JobRow._fields)

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from venturi.storage._types import EnqueueRequest, EnqueueResult, ScheduleInfo, ScheduleRecord
+from venturi.storage._admin_types import ScheduleInfo, ScheduleRecord
+from venturi.storage._types import EnqueueRequest, EnqueueResult
 from venturi.storage.postgres import _producer
 from venturi.storage.postgres._rows import aware, utc
 from venturi.storage.postgres._steps import Steps, Stmt

@@ -29,24 +29,21 @@ from psycopg import pq
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from venturi.errors import BackendUnavailable, ConfigurationError
-from venturi.storage._types import (
+from venturi.storage._admin_types import (
     BacklogRewrite,
     BacklogRow,
     BulkBatch,
     CancelOutcome,
     Capabilities,
-    EnqueueRequest,
-    EnqueueResult,
     JobCount,
     JobFilter,
     JobSelection,
-    JobState,
     KindStats,
     QueueStats,
     ScheduleInfo,
     ScheduleRecord,
-    StoredJob,
 )
+from venturi.storage._types import EnqueueRequest, EnqueueResult, JobState, StoredJob
 from venturi.storage.postgres import (
     _backlog,
     _operator,

@@ -31,28 +31,23 @@ from psycopg import pq
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from venturi.errors import BackendUnavailable, ConfigurationError
-from venturi.storage._layouts import claim_rows, claimed_jobs
-from venturi.storage._types import (
+from venturi.storage._admin_types import (
     BacklogRewrite,
     BacklogRow,
     BulkBatch,
     CancelOutcome,
     Capabilities,
-    ClaimedJob,
-    ClaimRequest,
-    EnqueueRequest,
-    EnqueueResult,
     JobCount,
     JobFilter,
     JobSelection,
-    JobState,
     KindStats,
     QueueStats,
-    RunResult,
     ScheduleInfo,
     ScheduleRecord,
-    StoredJob,
 )
+from venturi.storage._layouts import claim_rows, claimed_jobs
+from venturi.storage._run_types import ClaimedJob, ClaimRequest, RunResult
+from venturi.storage._types import EnqueueRequest, EnqueueResult, JobState, StoredJob
 from venturi.storage.postgres import (
     _backlog,
     _leases,

@@ -12,7 +12,8 @@ import json
 import sqlite3
 from collections.abc import Sequence
 
-from venturi.storage._types import BacklogRewrite, BacklogRow, JobState
+from venturi.storage._admin_types import BacklogRewrite, BacklogRow
+from venturi.storage._types import JobState
 
 
 def _states(states: Sequence[JobState]) -> str:

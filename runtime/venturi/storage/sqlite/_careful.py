@@ -24,7 +24,8 @@ from typing import Any
 from venturi._failures import FailureCode
 from venturi._storable import bounded
 from venturi.storage._job_row import Reader, UndecodedText
-from venturi.storage._types import ClaimedJob, ClaimRequest, DecodeFailure
+from venturi.storage._run_types import ClaimedJob, ClaimRequest
+from venturi.storage._types import DecodeFailure
 from venturi.storage.sqlite import _claim, _finish
 from venturi.storage.sqlite._rows import CandidateRow, epoch, from_epoch
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from venturi._journal import JournalEntry
 from venturi.storage._layouts import claim_rows, claimed_jobs
-from venturi.storage._types import ClaimedJob, ClaimRequest
+from venturi.storage._run_types import ClaimedJob, ClaimRequest
 from venturi.storage.sqlite._rows import CandidateRow, epoch, journals_by_job
 
 

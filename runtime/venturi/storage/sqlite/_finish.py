@@ -21,7 +21,7 @@ from typing import Any
 
 from venturi.storage._expiry import expired_lease_result, started_too_late
 from venturi.storage._results import storable_results
-from venturi.storage._types import Resolution, RunResult
+from venturi.storage._run_types import Resolution, RunResult
 from venturi.storage.sqlite._claim import running_tokens
 from venturi.storage.sqlite._rows import EpochMemo, epoch, journal_params
 

@@ -15,15 +15,10 @@ from datetime import datetime, timedelta
 
 from venturi._journal import JournalEntry, JournalEvent
 from venturi._storable import could_be_stored
+from venturi.storage._admin_types import CancelOutcome, JobFilter, KindStats
 from venturi.storage._job_row import as_state, as_text
 from venturi.storage._layouts import job_row
-from venturi.storage._types import (
-    CancelOutcome,
-    JobFilter,
-    JobState,
-    KindStats,
-    StoredJob,
-)
+from venturi.storage._types import JobState, StoredJob
 from venturi.storage.sqlite._careful import bindable
 from venturi.storage.sqlite._rows import (
     epoch,

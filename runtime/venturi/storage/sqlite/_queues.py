@@ -14,7 +14,8 @@ import sqlite3
 from datetime import datetime, timedelta
 from typing import Any
 
-from venturi.storage._types import BulkBatch, JobCount, JobSelection, JobState, QueueStats
+from venturi.storage._admin_types import BulkBatch, JobCount, JobSelection, QueueStats
+from venturi.storage._types import JobState
 from venturi.storage.sqlite._operator import cancel_rows, retry_rows
 from venturi.storage.sqlite._rows import epoch, from_epoch
 

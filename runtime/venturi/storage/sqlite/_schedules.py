@@ -11,7 +11,8 @@ import sqlite3
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from venturi.storage._types import EnqueueRequest, EnqueueResult, ScheduleInfo, ScheduleRecord
+from venturi.storage._admin_types import ScheduleInfo, ScheduleRecord
+from venturi.storage._types import EnqueueRequest, EnqueueResult
 from venturi.storage.sqlite import _producer
 from venturi.storage.sqlite._rows import epoch, from_epoch
 

@@ -18,29 +18,24 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from venturi.errors import SchemaOutOfDate, StorageClosed, UnsupportedCapability, VenturiError
-from venturi.storage._job_row import tolerant_text
-from venturi.storage._sql import load_queries
-from venturi.storage._types import (
+from venturi.storage._admin_types import (
     BacklogRewrite,
     BacklogRow,
     BulkBatch,
     CancelOutcome,
     Capabilities,
-    ClaimedJob,
-    ClaimRequest,
-    EnqueueRequest,
-    EnqueueResult,
     JobCount,
     JobFilter,
     JobSelection,
-    JobState,
     KindStats,
     QueueStats,
-    RunResult,
     ScheduleInfo,
     ScheduleRecord,
-    StoredJob,
 )
+from venturi.storage._job_row import tolerant_text
+from venturi.storage._run_types import ClaimedJob, ClaimRequest, RunResult
+from venturi.storage._sql import load_queries
+from venturi.storage._types import EnqueueRequest, EnqueueResult, JobState, StoredJob
 from venturi.storage._waiting import poll
 from venturi.storage.sqlite import (
     _backlog,

@@ -24,24 +24,20 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from venturi._threads import Threads
-from venturi.storage._types import (
+from venturi.storage._admin_types import (
     BulkBatch,
     CancelOutcome,
     Capabilities,
-    ClaimedJob,
-    ClaimRequest,
-    EnqueueRequest,
-    EnqueueResult,
     JobCount,
     JobFilter,
     JobSelection,
     KindStats,
     QueueStats,
-    RunResult,
     ScheduleInfo,
     ScheduleRecord,
-    StoredJob,
 )
+from venturi.storage._run_types import ClaimedJob, ClaimRequest, RunResult
+from venturi.storage._types import EnqueueRequest, EnqueueResult, StoredJob
 from venturi.storage._waiting import poll_async
 from venturi.storage.sqlite._storage import SqliteStorage
 

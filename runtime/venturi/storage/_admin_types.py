@@ -1,0 +1,160 @@
+"""The data of the operator's calls that crosses the storage boundary.
+
+Listing and selecting jobs, bulk operations, queue and kind stats,
+schedules as shown, the backlog check and a backend's capabilities: the
+operator's side of ``_types`` (see there), imported where these calls are
+made, not by ``import venturi``.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import NamedTuple
+
+from venturi.storage._types import JobState
+
+
+@dataclass(frozen=True, slots=True)
+class JobFilter:
+    kinds: tuple[str, ...] = ()
+    states: tuple[JobState, ...] = ()
+    queues: tuple[str, ...] = ()
+    limit: int = 100
+    before_id: str | None = None  # page backwards by id (newest first)
+
+
+@dataclass(frozen=True, slots=True)
+class JobSelection:
+    """The jobs a bulk operation (``Queue.cancel_jobs``, ``Queue.retry_jobs``) acts on.
+
+    Empty tuples mean any; every given criterion must hold. ``created_before``
+    selects jobs enqueued before that time (``--older-than`` on the command line).
+    """
+
+    kinds: tuple[str, ...] = ()
+    queues: tuple[str, ...] = ()
+    states: tuple[JobState, ...] = ()
+    created_before: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class JobCount:
+    """How many jobs a selection matches, by state, and the highest matching id.
+
+    A bulk operation stops at ``last_id``: jobs enqueued after the count are
+    not touched, so the count printed before acting is the most it can change.
+    """
+
+    by_state: dict[JobState, int] = field(default_factory=dict[JobState, int])
+    last_id: str | None = None
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_state.values())
+
+
+class BulkBatch(NamedTuple):
+    """One committed batch of a bulk operation."""
+
+    changed: int  # jobs the batch changed
+    last_id: str | None  # the highest id the batch looked at; None: nothing was left
+
+
+@dataclass(frozen=True, slots=True)
+class QueueStats:
+    """One queue: paused or not, its backlog, and how long its oldest ready job has waited.
+
+    Ready jobs are pending ones whose ``run_at`` has come; ``oldest_ready_at`` is
+    the earliest such ``run_at`` (the time that job became ready).
+    """
+
+    queue: str
+    paused_at: datetime | None = None
+    pause_reason: str | None = None
+    pending: int = 0
+    ready: int = 0
+    running: int = 0
+    oldest_ready_at: datetime | None = None
+
+    @property
+    def paused(self) -> bool:
+        return self.paused_at is not None
+
+
+class ScheduleRecord(NamedTuple):
+    """A schedule as a worker registers it, for ``venturi stats`` (not for correctness)."""
+
+    name: str  # the task's kind: one schedule per task
+    kind: str
+    spec: str  # JSON: cron or every_seconds, timezone, missed
+    next_slot_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleInfo:
+    """A schedule as ``venturi stats`` shows it: its next slot and the last one enqueued."""
+
+    name: str
+    kind: str
+    spec: str
+    next_slot_at: datetime | None
+    updated_at: datetime
+    last_slot_at: datetime | None = None
+    last_job_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class KindStats:
+    kind: str
+    counts: dict[JobState, int] = field(default_factory=dict[JobState, int])
+    oldest_pending_at: datetime | None = None
+    finished_last_minutes: dict[int, int] = field(default_factory=dict[int, int])
+
+
+class CancelOutcome(enum.StrEnum):
+    CANCELLED = "cancelled"  # was pending: now cancelled
+    FENCED = "fenced"  # was running: cancelled, the lease revoked
+    ALREADY_FINISHED = "already_finished"
+    NOT_FOUND = "not_found"
+
+
+class BacklogRow(NamedTuple):
+    """A stored job as ``venturi check-backlog`` reads it: what decoding it needs."""
+
+    id: str
+    kind: str
+    state: str
+    payload: str
+    carry: str
+    payload_version: int
+    carry_version: int
+
+
+class BacklogRewrite(NamedTuple):
+    """An upgraded job written back at the current version (``check-backlog --upgrade``).
+
+    ``payload`` (``carry``) is the new JSON text, or ``None`` to leave it; it is
+    written only while the job still has the version that was read
+    (``payload_version``, ``carry_version``) and is not running, so a job that
+    a worker claimed or rewrote since is left alone.
+    """
+
+    id: str
+    version: int  # the version written
+    payload: str | None
+    payload_version: int
+    carry: str | None
+    carry_version: int
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """What a backend can do, so the runtime never silently emulates a missing feature."""
+
+    name: str
+    multi_host: bool  # workers on several machines
+    listen_notify: bool  # idle workers are woken at once on enqueue
+    transactional_enqueue: bool  # enqueue(task, conn=...) joins the application's transaction
+    skip_locked: bool

@@ -1,0 +1,87 @@
+"""The data of a run that crosses the storage boundary: a claim, the claimed job, its end.
+
+The worker's side of ``_types`` (see there), imported by the worker and the
+backends, never by ``import venturi``.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import NamedTuple
+
+from venturi._journal import JournalEntry
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimRequest:
+    queues: tuple[str, ...]  # claim only from these queues
+    kinds: tuple[str, ...]  # claim only kinds this worker has handlers for
+    limit: int
+    lease_token: str
+    lease_duration: timedelta
+    worker_id: str
+    #: How many of the claimed jobs (the first, in claim order) start at once: their runs
+    #: are marked started by the claim itself. The rest wait in the worker (prefetch) and
+    #: are marked when they start (``finish(started=...)``).
+    start: int = 0
+
+
+class ClaimedJob(NamedTuple):
+    """A job leased to a worker. ``run_count`` already includes the current run (the claim
+    counts it; a job handed back or reclaimed before it started gets it back, ``RETURNED``).
+
+    ``ClaimedJob``, ``RunResult`` and ``JournalEntry`` are immutable
+    ``NamedTuple``s rather than frozen dataclasses: the worker builds each once
+    per run, and a frozen dataclass's ``__init__`` (``object.__setattr__`` per
+    field) costs about 2 µs more per object.
+    """
+
+    id: str
+    kind: str
+    queue: str
+    priority: int
+    payload: str
+    carry: str
+    run_count: int
+    failure_count: int
+    lease_token: str
+    lease_expires_at: datetime
+    concurrency_key: str | None
+    journal: tuple[JournalEntry, ...]  # history before this run
+    payload_version: int = 1  # the versions of the task's shape the payload and carry
+    carry_version: int = 1  # were written with (the worker upgrades older ones)
+    headers: str | None = None  # what the enqueue's hooks stored with the job (JSON), if any
+
+
+class Resolution(enum.StrEnum):
+    """How a run ends, as storage applies it."""
+
+    COMPLETED = "completed"  # -> completed
+    PAUSED = "paused"  # -> pending at run_at; carry kept; no failure counted
+    RETRY = "retry"  # -> pending at run_at; failure_count + 1
+    DEAD = "dead"  # -> dead; failure_count + 1
+    RELEASED = "released"  # -> pending now; graceful shutdown; no failure counted
+    RETURNED = "returned"  # -> pending, never started: run_count back, no failure, run_at kept
+    # (or the result's: a job left for a newer worker waits)
+    CANCELLED = "cancelled"  # -> cancelled (the handler saw a cancel request)
+
+
+class RunResult(NamedTuple):
+    """The fenced end of one run: applied only if ``lease_token`` still holds the job."""
+
+    job_id: str
+    lease_token: str
+    resolution: Resolution
+    journal_entry: JournalEntry
+    carry: str | None = None  # new carry JSON (PAUSED, RETRY, RELEASED); None keeps it
+    # Next eligibility (PAUSED, RETRY, RELEASED, RETURNED). None keeps the job's own run_at, its place
+    # in line: a job was due when it was claimed, so it is eligible again at once, ahead
+    # of the jobs that became due after it (a reclaimed or handed-back job).
+    run_at: datetime | None = None
+    output: str | None = None  # COMPLETED with a typed output
+    error_code: str | None = None
+    error_message: str | None = None
+    purge_after: datetime | None = None  # terminal rows may be pruned after this time
+    carry_version: int = 1  # the version of the task's shape ``carry`` is written in
