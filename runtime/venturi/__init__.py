@@ -14,13 +14,11 @@ from venturi._backoff import DEFAULT_BACKOFF, Backoff
 from venturi._bulk import BulkResult
 from venturi._codec_protocol import JsonCodec, NoCarry
 from venturi._enqueue import JobInfo
-from venturi._hooks import EnqueueEvent, Hooks, RunEvent, RunOutcome
 from venturi._journal import JournalEntry, JournalEvent
 from venturi._merge import Independent, Keep, Merge, MergeKind, Pending, Replace, With
 from venturi._priority import Priority
 from venturi._queue import Queue
 from venturi._queue_async import AsyncQueue
-from venturi._schedule import Missed, Schedule
 from venturi._task import Task, task_class_for
 from venturi._upgrade import Step, UpgradeError, Upgrades, VersionTooNew
 from venturi.codec import CodecError, PayloadTooLarge
@@ -36,12 +34,16 @@ from venturi.errors import (
 from venturi.storage._types import DecodeFailure, EnqueueOutcome, EnqueueResult, JobState
 
 if TYPE_CHECKING:
+    from venturi._hooks import EnqueueEvent, Hooks, RunEvent, RunOutcome
+    from venturi._schedule import Missed, Schedule
     from venturi.storage._admin_types import CancelOutcome, JobCount, QueueStats
 
 # Names a producer seldom needs, imported from their module when first used (PEP 562), so
 # that ``import venturi`` does not build them (tests/integration/test_import_footprint.py
 # lists the modules it must not load).
 _LAZY = {
+    **dict.fromkeys(("EnqueueEvent", "Hooks", "RunEvent", "RunOutcome"), "venturi._hooks"),
+    **dict.fromkeys(("Missed", "Schedule"), "venturi._schedule"),
     "CancelOutcome": "venturi.storage._admin_types",
     "JobCount": "venturi.storage._admin_types",
     "QueueStats": "venturi.storage._admin_types",

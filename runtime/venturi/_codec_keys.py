@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import datetime as dt
-import decimal
 import json
-import uuid
 from typing import Any
 
 from venturi._codec_errors import CodecError
-from venturi._codec_values import encode_datetime, is_ulid
+from venturi._codec_values import (
+    decimal_class,
+    encode_datetime,
+    is_decimal,
+    is_ulid,
+    is_uuid,
+    uuid_class,
+)
 
 
 def _key_part(value: Any) -> str:
@@ -17,7 +22,7 @@ def _key_part(value: Any) -> str:
         return value
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, int | float | decimal.Decimal | uuid.UUID) or is_ulid(value):
+    if isinstance(value, int | float) or is_decimal(value) or is_uuid(value) or is_ulid(value):
         return str(value)
     if isinstance(value, dt.datetime):
         encode_datetime(value)  # rejects a naive datetime
@@ -25,6 +30,8 @@ def _key_part(value: Any) -> str:
         return value.astimezone(dt.UTC).isoformat()
     if isinstance(value, dt.date):
         return value.isoformat()
+    if isinstance(value, decimal_class() | uuid_class()):  # made without importing their module
+        return str(value)
     raise CodecError(
         "$", f"a dedup or concurrency key part must be a scalar, got {type(value).__name__}"
     )

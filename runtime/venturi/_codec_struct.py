@@ -8,13 +8,14 @@ the per-type logic lives here and in ``_codec_values``, once.
 from __future__ import annotations
 
 import datetime as dt
-import decimal
-import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar
 
 if TYPE_CHECKING:
+    import decimal
+    import uuid
+
     import ulid
 
 from venturi._codec_errors import CodecError

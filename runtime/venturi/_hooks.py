@@ -163,6 +163,10 @@ class HookSet:
         hook_set = cls(hooks or ())
         return hook_set if any(hook_set._by_name.values()) else None
 
+    def event(self, tasks: Sequence[Task[Any]]) -> EnqueueEvent:
+        """A new ``EnqueueEvent`` for ``tasks`` (queues import this module only with hooks)."""
+        return EnqueueEvent(tasks)
+
     def wants(self, name: str) -> bool:
         return bool(self._by_name[name])
 

@@ -18,12 +18,12 @@ from venturi._bulk import (
 )
 from venturi._clock import utcnow
 from venturi._enqueue import JobInfo, build_request, build_requests, job_info
-from venturi._hooks import EnqueueEvent, Hooks, HookSet
 from venturi._task import Task
 from venturi.errors import ConfigurationError, JobNotFound, JobWaitTimeout
 from venturi.storage._types import TERMINAL_STATES
 
 if TYPE_CHECKING:
+    from venturi._hooks import Hooks, HookSet
     from venturi.storage._admin_types import CancelOutcome, JobSelection, QueueStats
     from venturi.storage._protocol import AsyncStorage
     from venturi.storage._types import EnqueueResult, JobState
@@ -51,7 +51,11 @@ class AsyncQueue:
         #: A storage the caller passed in stays the caller's: ``close`` leaves it open.
         self.owns_storage = database is None or isinstance(database, str)
         # None unless a hook overrides something: the enqueue path then skips hooks entirely.
-        self._hooks = HookSet.of(hooks)
+        self._hooks: HookSet | None = None
+        if hooks:  # the hooks module is imported by a queue given hooks, not by import venturi
+            from venturi import _hooks
+
+            self._hooks = _hooks.HookSet.of(hooks)
         if database is None or isinstance(database, str):
             # Imported here: URL parsing is for queues that open their storage from a URL.
             from venturi.storage._url import open_async_storage
@@ -93,7 +97,7 @@ class AsyncQueue:
             request = build_request(task, now=utcnow(), run_at=run_at, delay=delay, queue=queue)
             results = await self.storage.enqueue([request], conn=conn)
             return results[0]
-        event = EnqueueEvent([task])
+        event = hooks.event([task])
         headers = hooks.headers_json(event)
         try:
             request = build_request(
@@ -125,7 +129,7 @@ class AsyncQueue:
             # Encoded lazily, as the storage takes them (see build_requests).
             requests = build_requests(batch, now=now, run_at=run_at, delay=delay, queue=queue)
             return await self.storage.enqueue(requests, conn=conn)
-        event = EnqueueEvent(batch)
+        event = hooks.event(batch)
         headers = hooks.headers_json(event)
         try:
             requests = build_requests(

@@ -10,14 +10,16 @@ side lives in ``venturi.worker.Handler``.
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any, ClassVar, Generic, Self, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypeVar
 
 from venturi._backoff import Backoff
 from venturi._codec_protocol import JsonCodec, NoCarry
 from venturi._merge import Merge, Pending, Replace
 from venturi._priority import Priority
-from venturi._schedule import Schedule
 from venturi._upgrade import NO_UPGRADES, Upgrades, decode_versioned
+
+if TYPE_CHECKING:
+    from venturi._schedule import Schedule  # imported by the tasks that have one
 
 C = TypeVar("C", bound=JsonCodec)
 

@@ -22,8 +22,11 @@ NOT_IMPORTED = [
     # the worker's and the operator's storage types, URL parsing (when a queue opens a URL),
     "venturi.storage._protocol", "venturi.storage._run_types", "venturi.storage._admin_types",
     "venturi.storage._url", "venturi.storage._conninfo",
-    # logging (when a hook fails), zoneinfo (for a schedule with a time zone).
-    "logging", "zoneinfo",
+    # hooks (for a queue given some), schedules (for a task with one), logging (when a hook
+    # fails), zoneinfo (for a schedule with a time zone).
+    "venturi._hooks", "venturi._schedule", "logging", "zoneinfo",
+    # uuid (with platform) and decimal, when the codec first meets such a value.
+    "uuid", "platform", "decimal",
 ]  # fmt: skip
 
 
@@ -52,6 +55,37 @@ except codec.CodecError as exc:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "$.id: expected a ULID, got str"
+
+
+def test_uuid_and_decimal_codecs_work_without_importing_their_modules_first() -> None:
+    # Encoding asks sys.modules (no instance exists before the module); decoding imports it.
+    code = """
+import sys
+from venturi import codec
+assert "uuid" not in sys.modules and "decimal" not in sys.modules
+assert codec.key_text("a", 1) == '["a","1"]'
+for bad, expected in [(codec.UUID, "a UUID"), (codec.DECIMAL, "a Decimal")]:
+    try:
+        bad.encode("1", "$.x")
+    except codec.CodecError as exc:
+        print(exc)
+value = codec.UUID.decode("12345678-1234-5678-1234-567812345678", "$")
+assert codec.UUID.encode(value, "$") == "12345678-1234-5678-1234-567812345678"
+amount = codec.DECIMAL.decode("10.50", "$")
+assert codec.DECIMAL.encode(amount, "$") == "10.50"
+assert codec.key_text(value, amount) == '["12345678-1234-5678-1234-567812345678","10.50"]'
+try:
+    codec.DECIMAL.decode("ten", "$.amount")
+except codec.CodecError as exc:
+    print(exc)
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "$.x: expected a UUID, got str",
+        "$.x: expected a Decimal, got str",
+        "$.amount: expected a decimal number as a string, got 'ten'",
+    ]
 
 
 @pytest.mark.parametrize("package", ["venturi", "venturi.storage"])
