@@ -43,7 +43,14 @@ from venturi.storage._admin_types import (
     ScheduleInfo,
     ScheduleRecord,
 )
-from venturi.storage._types import EnqueueRequest, EnqueueResult, JobState, StoredJob
+from venturi.storage._types import (
+    EnqueueOutcome,
+    EnqueueRequest,
+    EnqueueResult,
+    JobState,
+    NewJob,
+    StoredJob,
+)
 from venturi.storage.postgres import (
     _backlog,
     _operator,
@@ -62,10 +69,11 @@ from venturi.storage.postgres._config import (
 )
 from venturi.storage.postgres._retry import Backoff, is_retryable, translated
 from venturi.storage.postgres._rows import (
+    job_params,
     tolerate_deep_json,
 )
 from venturi.storage.postgres._run_steps import run_steps
-from venturi.storage.postgres._steps import Steps
+from venturi.storage.postgres._steps import Steps, trusted
 
 T = TypeVar("T")
 
@@ -178,6 +186,8 @@ class PostgresStorage:
     ) -> list[EnqueueResult]:
         if conn is not None:
             return enqueue_in(conn, self._queries, list(requests))
+        if isinstance(requests, list) and len(requests) == 1 and requests[0].job.dedup_key is None:
+            return [self._insert_plain(requests[0].job)]  # Queue.enqueue's common case
         plan = _producer.plan(requests)
         if plan is None:
             return []
@@ -200,6 +210,32 @@ class PostgresStorage:
             atomic=plan.atomic,
             again=lambda: _producer.enqueue(self._queries, plan.requests, again=True, **how),
         )
+
+    def _insert_plain(self, job: NewJob) -> EnqueueResult:
+        """One job without a dedup key: one autocommit statement, sent on a pooled
+        connection's cursor as it is, without the steps of ``_run`` (no plan, no steps
+        generator, no rows read back). That client work is on the path of every
+        single enqueue, and costs about as much as the round trip itself
+        (docs/benchmarks.md). A retryable failure is retried as ``_run`` does, with
+        ``insert_job_again``: a lost reply may hide a committed insert."""
+        pool = self._pool
+        sql = self._queries["insert_job"]
+        params = job_params(job)
+        backoff: Backoff | None = None
+        while True:
+            try:
+                with pool.connection() as conn, conn.cursor() as cur:
+                    cur.execute(trusted(sql), params)
+                return EnqueueResult(job.id, EnqueueOutcome.INSERTED)
+            except psycopg.Error as exc:
+                if not is_retryable(exc):
+                    clearer = translated(exc, self.settings.schema)
+                    if clearer is exc:
+                        raise
+                    raise clearer from exc
+                backoff = backoff or Backoff(self._reconnect_s, "enqueue")
+                sql = self._queries["insert_job_again"]
+                time.sleep(backoff.after(exc))
 
     # -- operator ------------------------------------------------------------------
 

@@ -47,7 +47,14 @@ from venturi.storage._admin_types import (
 )
 from venturi.storage._layouts import claim_rows, claimed_jobs
 from venturi.storage._run_types import ClaimedJob, ClaimRequest, RunResult
-from venturi.storage._types import EnqueueRequest, EnqueueResult, JobState, StoredJob
+from venturi.storage._types import (
+    EnqueueOutcome,
+    EnqueueRequest,
+    EnqueueResult,
+    JobState,
+    NewJob,
+    StoredJob,
+)
 from venturi.storage.postgres import (
     _backlog,
     _leases,
@@ -72,6 +79,7 @@ from venturi.storage.postgres._rows import (
     aware,
     dumps,
     finish_params,
+    job_params,
     journal_from_json,
     tolerate_deep_json_async,
 )
@@ -225,6 +233,8 @@ class AsyncPostgresStorage:
     ) -> list[EnqueueResult]:
         if conn is not None:
             return await enqueue_in(conn, self._queries, list(requests))
+        if isinstance(requests, list) and len(requests) == 1 and requests[0].job.dedup_key is None:
+            return [await self._insert_plain(requests[0].job)]  # Queue.enqueue's common case
         plan = _producer.plan(requests)
         if plan is None:
             return []
@@ -247,6 +257,35 @@ class AsyncPostgresStorage:
             atomic=plan.atomic,
             again=lambda: _producer.enqueue(self._queries, plan.requests, again=True, **how),
         )
+
+    async def _insert_plain(self, job: NewJob) -> EnqueueResult:
+        """One job without a dedup key: one autocommit statement, sent on a pooled
+        connection's cursor as it is, without the steps of ``_run`` (no plan, no steps
+        generator, no rows read back). That client work is on the path of every
+        single enqueue, and costs about as much as the round trip itself
+        (docs/benchmarks.md). A retryable failure is retried as ``_run`` does, with
+        ``insert_job_again``: a lost reply may hide a committed insert."""
+        if True:  # ASYNC
+            pool = self._pool or await self._open_pool()
+        else:
+            pool = self._pool
+        sql = self._queries["insert_job"]
+        params = job_params(job)
+        backoff: Backoff | None = None
+        while True:
+            try:
+                async with pool.connection() as conn, conn.cursor() as cur:
+                    await cur.execute(trusted(sql), params)
+                return EnqueueResult(job.id, EnqueueOutcome.INSERTED)
+            except psycopg.Error as exc:
+                if not is_retryable(exc):
+                    clearer = translated(exc, self.settings.schema)
+                    if clearer is exc:
+                        raise
+                    raise clearer from exc
+                backoff = backoff or Backoff(self._reconnect_s, "enqueue")
+                sql = self._queries["insert_job_again"]
+                await asyncio.sleep(backoff.after(exc))
 
     # -- operator ------------------------------------------------------------------
 
