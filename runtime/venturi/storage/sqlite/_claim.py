@@ -16,6 +16,7 @@ import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
+from operator import itemgetter
 from typing import Any
 
 from venturi._journal import JournalEntry
@@ -33,10 +34,10 @@ def claim(
     kinds = json.dumps(request.kinds)
     select = queries["claim_candidates"]
     per_queue = [
-        candidates(conn.execute(select, (queue, now_s, kinds, request.limit)).fetchall())
+        conn.execute(select, (queue, now_s, kinds, request.limit)).fetchall()
         for queue in unpaused(conn, queries, request.queues)
     ]
-    rowids = choose(per_queue, request.limit)
+    rowids = chosen_rowids(per_queue, request.limit)
     if not rowids:
         return []
     return lease(conn, queries, request, now, rowids)
@@ -86,6 +87,24 @@ def unpaused(
     """The requested queues, once each, less those paused (one read of a tiny table)."""
     paused = {queue for (queue,) in conn.execute(queries["paused_queues"])}
     return [queue for queue in dict.fromkeys(queues) if queue not in paused]
+
+
+_ROWID = itemgetter(CandidateRow._fields.index("rowid"))
+_KEY = itemgetter(CandidateRow._fields.index("concurrency_key"))
+
+
+def chosen_rowids(per_queue: Sequence[list[Any]], limit: int) -> list[int]:
+    """``choose`` over the raw rows of ``claim_candidates``, one list per queue.
+
+    The common claim, one queue and no concurrency key among its candidates, takes
+    the rows as they come (already in claim order, at most ``limit``): no row is
+    made a ``CandidateRow``, which saves half a microsecond or more per job claimed.
+    """
+    if len(per_queue) == 1:
+        rows = per_queue[0][:limit]
+        if set(map(_KEY, rows)) <= {None}:
+            return list(map(_ROWID, rows))
+    return choose([candidates(rows) for rows in per_queue], limit)
 
 
 def candidates(rows: Sequence[Sequence[Any]]) -> list[CandidateRow]:
