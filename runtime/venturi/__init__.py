@@ -3,6 +3,8 @@
 This package root is the producer side: defining tasks, enqueueing them and
 inspecting jobs. It imports no worker code and no database driver; the
 worker lives in ``venturi.worker`` and backends load when a URL needs them.
+What a producer seldom needs (``AsyncQueue``, hooks, schedules, the operator's
+types) is imported when first named, so ``import venturi`` stays cheap.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ from venturi._journal import JournalEntry, JournalEvent
 from venturi._merge import Independent, Keep, Merge, MergeKind, Pending, Replace, With
 from venturi._priority import Priority
 from venturi._queue import Queue
-from venturi._queue_async import AsyncQueue
 from venturi._task import Task, task_class_for
 from venturi._upgrade import Step, UpgradeError, Upgrades, VersionTooNew
 from venturi.codec import CodecError, PayloadTooLarge
@@ -35,6 +36,7 @@ from venturi.storage._types import DecodeFailure, EnqueueOutcome, EnqueueResult,
 
 if TYPE_CHECKING:
     from venturi._hooks import EnqueueEvent, Hooks, RunEvent, RunOutcome
+    from venturi._queue_async import AsyncQueue
     from venturi._schedule import Missed, Schedule
     from venturi.storage._admin_types import CancelOutcome, JobCount, QueueStats
 
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
 # that ``import venturi`` does not build them (tests/integration/test_import_footprint.py
 # lists the modules it must not load).
 _LAZY = {
+    "AsyncQueue": "venturi._queue_async",  # a program uses Queue or AsyncQueue, seldom both
     **dict.fromkeys(("EnqueueEvent", "Hooks", "RunEvent", "RunOutcome"), "venturi._hooks"),
     **dict.fromkeys(("Missed", "Schedule"), "venturi._schedule"),
     "CancelOutcome": "venturi.storage._admin_types",

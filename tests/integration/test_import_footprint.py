@@ -25,6 +25,8 @@ NOT_IMPORTED = [
     # hooks (for a queue given some), schedules (for a task with one), logging (when a hook
     # fails), zoneinfo (for a schedule with a time zone).
     "venturi._hooks", "venturi._schedule", "logging", "zoneinfo",
+    # AsyncQueue (for a program that uses it: the root imports it on first use).
+    "venturi._queue_async",
     # uuid (with platform) and decimal, when the codec first meets such a value.
     "uuid", "platform", "decimal",
 ]  # fmt: skip
