@@ -13,8 +13,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
+from venturi.storage import _controls
 from venturi.storage._admin_types import BulkBatch, JobCount, JobSelection, QueueStats
-from venturi.storage._types import JobState
 from venturi.storage.postgres._operator import cancel_stmt, retry_stmt
 from venturi.storage.postgres._rows import aware, utc
 from venturi.storage.postgres._steps import Steps, Stmt
@@ -42,22 +42,7 @@ def queue_stats(queries: dict[str, str], now: datetime) -> Steps[list[QueueStats
         )
     }
     running = {queue: count for queue, count in (yield Stmt(queries["running_by_queue"]))}
-    stats: list[QueueStats] = []
-    for queue in sorted(pauses.keys() | pending.keys() | running.keys()):
-        paused_at, reason = pauses.get(queue, (None, None))
-        count, ready, oldest = pending.get(queue, (0, 0, None))
-        stats.append(
-            QueueStats(
-                queue=queue,
-                paused_at=paused_at,
-                pause_reason=reason,
-                pending=count,
-                ready=ready,
-                running=running.get(queue, 0),
-                oldest_ready_at=oldest,
-            )
-        )
-    return stats
+    return _controls.queue_stats(pauses, pending, running)
 
 
 def _selection_params(selection: JobSelection) -> dict[str, Any]:
@@ -70,12 +55,7 @@ def _selection_params(selection: JobSelection) -> dict[str, Any]:
 
 
 def count(queries: dict[str, str], selection: JobSelection) -> Steps[JobCount]:
-    by_state: dict[JobState, int] = {}
-    last_id: str | None = None
-    for state, n, top in (yield Stmt(queries["count_selected"], _selection_params(selection))):
-        by_state[JobState(state)] = n
-        last_id = top if last_id is None or top > last_id else last_id
-    return JobCount(by_state, last_id)
+    return _controls.job_count((yield Stmt(queries["count_selected"], _selection_params(selection))))
 
 
 def _lock_next(

@@ -14,8 +14,8 @@ import sqlite3
 from datetime import datetime, timedelta
 from typing import Any
 
+from venturi.storage import _controls
 from venturi.storage._admin_types import BulkBatch, JobCount, JobSelection, QueueStats
-from venturi.storage._types import JobState
 from venturi.storage.sqlite._operator import cancel_rows, retry_rows
 from venturi.storage.sqlite._rows import epoch, from_epoch
 
@@ -40,22 +40,7 @@ def queue_stats(conn: sqlite3.Connection, queries: dict[str, str], now: datetime
         for queue, count, ready, oldest in conn.execute(queries["pending_by_queue"], (epoch(now),))
     }
     running = dict(conn.execute(queries["running_by_queue"]).fetchall())
-    stats: list[QueueStats] = []
-    for queue in sorted(pauses.keys() | pending.keys() | running.keys()):
-        paused_at, reason = pauses.get(queue, (None, None))
-        count, ready, oldest = pending.get(queue, (0, 0, None))
-        stats.append(
-            QueueStats(
-                queue=queue,
-                paused_at=paused_at,
-                pause_reason=reason,
-                pending=count,
-                ready=ready,
-                running=running.get(queue, 0),
-                oldest_ready_at=oldest,
-            )
-        )
-    return stats
+    return _controls.queue_stats(pauses, pending, running)
 
 
 def _selection_params(selection: JobSelection) -> tuple[Any, ...]:
@@ -68,12 +53,7 @@ def _selection_params(selection: JobSelection) -> tuple[Any, ...]:
 
 
 def count(conn: sqlite3.Connection, queries: dict[str, str], selection: JobSelection) -> JobCount:
-    by_state: dict[JobState, int] = {}
-    last_id: str | None = None
-    for state, n, top in conn.execute(queries["count_selected"], _selection_params(selection)):
-        by_state[JobState(state)] = n
-        last_id = top if last_id is None or top > last_id else last_id
-    return JobCount(by_state, last_id)
+    return _controls.job_count(conn.execute(queries["count_selected"], _selection_params(selection)))
 
 
 def _next_rows(
