@@ -8,16 +8,14 @@ primary key until the first commits, then finds the row and enqueues nothing.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from venturi.storage._admin_types import ScheduleInfo, ScheduleRecord
+from venturi.storage._slots import SLOT_MEMORY, schedule_info
 from venturi.storage._types import EnqueueRequest, EnqueueResult
 from venturi.storage.postgres import _producer
 from venturi.storage.postgres._rows import aware, utc
 from venturi.storage.postgres._steps import Steps, Stmt
-
-#: Slot rows older than this before the one being enqueued are forgotten.
-SLOT_MEMORY = timedelta(days=1)
 
 
 def record(queries: dict[str, str], records: Sequence[ScheduleRecord], now: datetime) -> Steps[None]:
@@ -53,16 +51,4 @@ def enqueue_slot(
 
 
 def schedules(queries: dict[str, str]) -> Steps[list[ScheduleInfo]]:
-    rows = yield Stmt(queries["list_schedules"])
-    return [
-        ScheduleInfo(
-            name=name,
-            kind=kind,
-            spec=spec,
-            next_slot_at=None if next_slot is None else utc(next_slot),
-            updated_at=utc(updated),
-            last_slot_at=None if last_slot is None else utc(last_slot),
-            last_job_id=last_job,
-        )
-        for name, kind, spec, next_slot, updated, last_slot, last_job in rows
-    ]
+    return [schedule_info(row, utc) for row in (yield Stmt(queries["list_schedules"]))]

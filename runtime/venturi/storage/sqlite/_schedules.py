@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from venturi.storage._admin_types import ScheduleInfo, ScheduleRecord
+from venturi.storage._slots import SLOT_MEMORY, schedule_info
 from venturi.storage._types import EnqueueRequest, EnqueueResult
 from venturi.storage.sqlite import _producer
 from venturi.storage.sqlite._rows import epoch, from_epoch
-
-#: Slot rows older than this before the one being enqueued are forgotten.
-SLOT_MEMORY = timedelta(days=1)
 
 
 def record(
@@ -68,17 +66,4 @@ def enqueue_slot(
 
 
 def schedules(conn: sqlite3.Connection, queries: dict[str, str]) -> list[ScheduleInfo]:
-    return [
-        ScheduleInfo(
-            name=name,
-            kind=kind,
-            spec=spec,
-            next_slot_at=None if next_slot is None else from_epoch(next_slot),
-            updated_at=from_epoch(updated),
-            last_slot_at=None if last_slot is None else from_epoch(last_slot),
-            last_job_id=last_job,
-        )
-        for name, kind, spec, next_slot, updated, last_slot, last_job in conn.execute(
-            queries["list_schedules"]
-        )
-    ]
+    return [schedule_info(row, from_epoch) for row in conn.execute(queries["list_schedules"])]
