@@ -20,6 +20,46 @@ from tests.acceptance.cli_fixtures import cli_env, run_cli
 
 GEN = Path(sys.executable).parent / "venturi-gen"
 
+#: A shop's declarations, and their next version: ``SendReceipt`` renamed (its old kind kept
+#: as an alias) and its ``email`` field dropped with an upgrade from version 1; ``Cleanup``'s
+#: ``days`` changed from int to string with no upgrade (its stored jobs no longer decode).
+SHOP_V1 = """
+venturi: 1
+module: shop
+tasks:
+  SendReceipt:
+    kind: shop.receipt
+    payload:
+      order_id: int
+      email: string
+  Cleanup:
+    kind: shop.cleanup
+    payload:
+      days: int
+"""
+
+SHOP_V2 = """
+venturi: 1
+module: shop
+tasks:
+  SendReceipt:
+    kind: shop.send_receipt
+    aliases: [shop.receipt]
+    version: 2
+    payload:
+      order_id: int
+    upgrades:
+      v1:
+        doc: The address is looked up from the order now.
+        payload:
+          order_id: int
+          email: string
+  Cleanup:
+    kind: shop.cleanup
+    payload:
+      days: string
+"""
+
 
 class Project:
     def __init__(self, root: Path, database: str) -> None:

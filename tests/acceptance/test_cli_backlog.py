@@ -27,45 +27,7 @@ from tests.acceptance.cli_fixtures import (
     migrate,
     sqlite_database_fixture,  # noqa: F401  (fixture)
 )
-from tests.generated_project import Project
-
-V1 = """
-venturi: 1
-module: shop
-tasks:
-  SendReceipt:
-    kind: shop.receipt
-    payload:
-      order_id: int
-      email: string
-  Cleanup:
-    kind: shop.cleanup
-    payload:
-      days: int
-"""
-
-# Renamed with an alias, a field removed with an upgrade, an incompatible type change.
-V2 = """
-venturi: 1
-module: shop
-tasks:
-  SendReceipt:
-    kind: shop.send_receipt
-    aliases: [shop.receipt]
-    version: 2
-    payload:
-      order_id: int
-    upgrades:
-      v1:
-        payload:
-          order_id: int
-          email: string
-  Cleanup:
-    kind: shop.cleanup
-    payload:
-      days: string
-"""
-
+from tests.generated_project import SHOP_V1, SHOP_V2, Project
 
 ENQUEUE_V1 = """
 import json
@@ -82,7 +44,7 @@ print(json.dumps({"receipts": receipts, "cleanups": cleanups}))
 def project(tmp_path: Path, database: str) -> Project:
     migrate(database)
     made = Project(tmp_path, database)
-    made.declare(V1)
+    made.declare(SHOP_V1)
     return made
 
 
@@ -96,7 +58,7 @@ def _rows(database: str) -> list[tuple[object, ...]]:
 
 def test_a_report_per_kind_with_errors_by_id_and_the_aliases_in_use(project: Project) -> None:
     ids = json.loads(project.python(ENQUEUE_V1))
-    project.declare(V2)
+    project.declare(SHOP_V2)
     before = _rows(project.database)
     code, report = project.report()
     assert code == 1
@@ -130,7 +92,7 @@ def test_a_report_per_kind_with_errors_by_id_and_the_aliases_in_use(project: Pro
 
 def test_upgrade_rewrites_the_upgraded_jobs_and_never_a_running_one(project: Project) -> None:
     project.python(ENQUEUE_V1.replace("range(4)", "range(0)"))
-    project.declare(V2)
+    project.declare(SHOP_V2)
     code, report = project.report("--upgrade", "--batch", "7")
     assert code == 0, report
     assert report["upgrade"] == {"rewritten": 30, "skipped": 0}
@@ -142,7 +104,7 @@ def test_upgrade_rewrites_the_upgraded_jobs_and_never_a_running_one(project: Pro
 
 def test_a_running_job_is_not_checked_nor_rewritten(project: Project) -> None:
     project.python(ENQUEUE_V1.replace("range(30)", "range(2)").replace("range(4)", "range(0)"))
-    project.declare(V2)
+    project.declare(SHOP_V2)
     [first, *_] = claim_queue(project.database, "default", ["shop.receipt"])
     code, report = project.report("--upgrade")
     assert code == 0 and report["checked"] == 0 and report["upgrade"] == {"rewritten": 0, "skipped": 0}
@@ -162,7 +124,7 @@ def test_dead_jobs_on_request_and_every_job_fine_is_exit_0(project: Project) -> 
 
 def test_kinds_no_declaration_knows(project: Project) -> None:
     project.python(ENQUEUE_V1)
-    project.declare(V2.split("  Cleanup:")[0])
+    project.declare(SHOP_V2.split("  Cleanup:")[0])
     code, report = project.report()
     assert code == 1
     [unknown] = report["unknown_kinds"]

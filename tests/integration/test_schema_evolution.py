@@ -21,47 +21,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
-from tests.acceptance.cli_fixtures import migrate
-from tests.generated_project import Project
-
-V1 = """
-venturi: 1
-module: shop
-tasks:
-  SendReceipt:
-    kind: shop.receipt
-    payload:
-      order_id: int
-      email: string
-  Cleanup:
-    kind: shop.cleanup
-    payload:
-      days: int
-"""
-
-V2 = """
-venturi: 1
-module: shop
-tasks:
-  SendReceipt:
-    kind: shop.send_receipt
-    aliases: [shop.receipt]
-    version: 2
-    payload:
-      order_id: int
-    upgrades:
-      v1:
-        doc: The address is looked up from the order now.
-        payload:
-          order_id: int
-          email: string
-  Cleanup:
-    kind: shop.cleanup
-    payload:
-      days: string
-"""
+from tests.acceptance.cli_fixtures import (
+    database_fixture,  # noqa: F401  (fixture)
+    migrate,
+    sqlite_database_fixture,  # noqa: F401  (fixture)
+)
+from tests.generated_project import SHOP_V1, SHOP_V2, Project
 
 ENQUEUE = """
 import json
@@ -128,23 +93,15 @@ with Queue() as q:
 """
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def database(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'jobs.db'}"
-    url: str = request.getfixturevalue("pg_url")
-    return url
-
-
 def test_a_rename_an_upgrade_and_an_incompatible_change_with_jobs_waiting(
     tmp_path: Path, database: str
 ) -> None:
     migrate(database)
     project = Project(tmp_path / "project", database)
-    project.declare(V1)
+    project.declare(SHOP_V1)
     ids = json.loads(project.python(ENQUEUE))
 
-    project.declare(V2)
+    project.declare(SHOP_V2)
     stub = (project.root / "upgrades/send_receipt_from_v1.py").read_text()
     assert "return SendReceipt(order_id=old.order_id)" in stub, "dropping a field needs no decision"
     code, report = project.report()
