@@ -28,25 +28,13 @@ from venturi.worker._resolve import NEWER_VERSION_WAIT
 
 from tests.conformance.backends import Backend
 from tests.conformance.helpers import claim_request, request, result
+from tests.conformance.versioned_tasks import CountCarry
 
 
 @dataclass(frozen=True)
-class Laps:
-    laps: int = 0
-
-    def to_json(self) -> Any:
-        return {"laps": self.laps}
-
-    @classmethod
-    def from_json(cls, data: Any) -> Self:
-        obj = codec.expect_object(data, "$", required=frozenset(), allowed=frozenset({"laps"}))
-        return cls(codec.expect_int(obj.get("laps", 0), "$.laps"))
-
-
-@dataclass(frozen=True)
-class Rolling(Task[Laps]):
+class Rolling(Task[CountCarry]):
     KIND: ClassVar[str] = "conformance.rolling"
-    CARRY: ClassVar[type[Any]] = Laps
+    CARRY: ClassVar[type[Any]] = CountCarry
     name: str
 
     def to_json(self) -> Any:
@@ -67,24 +55,24 @@ class RollingNext(Rolling):
 
 @dataclass
 class Runs:
-    """(task class, name, ctx.run_count, carry laps) of every handler call."""
+    """(task class, name, ctx.run_count, carry runs) of every handler call."""
 
     seen: list[tuple[str, str, int, int]] = field(default_factory=list[tuple[str, str, int, int]])
 
 
-class RollingHandler(Handler[Rolling, Laps, Runs]):
+class RollingHandler(Handler[Rolling, CountCarry, Runs]):
     TASK = Rolling
 
-    async def handle(self, task: Rolling, ctx: Context[Laps], state: Runs) -> Outcome[None]:
-        state.seen.append(("Rolling", task.name, ctx.run_count, ctx.carry.laps))
+    async def handle(self, task: Rolling, ctx: Context[CountCarry], state: Runs) -> Outcome[None]:
+        state.seen.append(("Rolling", task.name, ctx.run_count, ctx.carry.runs))
         return Outcome.completed()
 
 
-class RollingNextHandler(Handler[RollingNext, Laps, Runs]):
+class RollingNextHandler(Handler[RollingNext, CountCarry, Runs]):
     TASK = RollingNext
 
-    async def handle(self, task: RollingNext, ctx: Context[Laps], state: Runs) -> Outcome[None]:
-        state.seen.append(("RollingNext", task.name, ctx.run_count, ctx.carry.laps))
+    async def handle(self, task: RollingNext, ctx: Context[CountCarry], state: Runs) -> Outcome[None]:
+        state.seen.append(("RollingNext", task.name, ctx.run_count, ctx.carry.runs))
         return Outcome.completed()
 
 
@@ -103,7 +91,7 @@ class Told(Hooks):
 
 
 async def _run(
-    backend: Backend, handler: Handler[Any, Laps, Runs], runs: Runs, hooks: tuple[Hooks, ...] = ()
+    backend: Backend, handler: Handler[Any, CountCarry, Runs], runs: Runs, hooks: tuple[Hooks, ...] = ()
 ) -> WorkerStats:
     config = WorkerConfig(install_signal_handlers=False, poll_interval=timedelta(milliseconds=20))
     worker: Worker[Runs] = Worker(runs, backend.storage, config=config, migrate=False, hooks=hooks)
@@ -175,7 +163,7 @@ async def test_a_carry_of_a_newer_version_is_left_for_a_newer_worker(backend: Ba
     # A worker of the next release ran it once and paused it, its carry written in version 2.
     [claimed] = await backend.storage.claim(claim_request(kinds=(Rolling.KIND,)), now=utcnow())
     now = utcnow()
-    paused = result(claimed, Resolution.PAUSED, now=now, carry='{"laps":1}', run_at=now, carry_version=2)
+    paused = result(claimed, Resolution.PAUSED, now=now, carry='{"runs":1}', run_at=now, carry_version=2)
     assert await backend.storage.finish([paused], now=now) == [True]
     runs = Runs()
     before = utcnow()
@@ -186,7 +174,7 @@ async def test_a_carry_of_a_newer_version_is_left_for_a_newer_worker(backend: Ba
     assert (stored.journal[-1].note or "").startswith(
         "left for a newer worker: the carry of kind 'conformance.rolling' was stored by version 2"
     )
-    assert (stored.payload_version, stored.carry_version, stored.carry) == (1, 2, '{"laps":1}')
+    assert (stored.payload_version, stored.carry_version, stored.carry) == (1, 2, '{"runs":1}')
     _due_now(backend, job.job_id)
     await _run(backend, RollingNextHandler(), runs)
     # Its second run: the old worker's hand-back used none. The carry is the newer one.
