@@ -236,7 +236,7 @@ def build_request(
     )
     if dedup_key is None:
         return EnqueueRequest(job, None)
-    return EnqueueRequest(job, _decider(task, now), cls.ALIASES)
+    return EnqueueRequest(job, _decider(task, now, when, name), cls.ALIASES)
 
 
 def build_requests(
@@ -322,10 +322,11 @@ def _requests(
         if dedup_key is None:
             yield EnqueueRequest(job, None)
         else:
-            yield EnqueueRequest(job, _decider(task, now), cls.ALIASES)
+            yield EnqueueRequest(job, _decider(task, now, when, fixed[1]), cls.ALIASES)
 
 
-def _decider(task: Task[Any], now: datetime) -> Any:
+def _decider(task: Task[Any], now: datetime, when: datetime, queue: str) -> Any:
+    """The merge decider of ``task``, enqueued at ``now`` to run at ``when`` on ``queue``."""
     cls = type(task)
 
     def decide(existing: StoredJob) -> MergeAction:
@@ -342,6 +343,10 @@ def _decider(task: Task[Any], now: datetime) -> Any:
                 run_count=existing.run_count,
                 priority=Priority(existing.priority),
                 journal=existing.journal,
+                run_at=existing.run_at,
+                queue=existing.queue,
+                requested_run_at=when,
+                requested_queue=queue,
             )
         except Exception:
             # The pending job's stored row no longer decodes (an older shape no upgrade covers, a
@@ -366,6 +371,8 @@ def _decider(task: Task[Any], now: datetime) -> Any:
                 priority=int(task.priority()),
                 journal_entry=entry,
                 version=cls.VERSION,
+                run_at=when,
+                queue=queue,
             )
         merged_task = decision.task
         if not isinstance(merged_task, cls):
@@ -374,6 +381,20 @@ def _decider(task: Task[Any], now: datetime) -> Any:
                 f"{type(merged_task).__qualname__}; expected {cls.__qualname__}"
             )
         carry = decision.carry if decision.carry is not None else cls.new_carry()
+        run_at: datetime | None = None
+        if decision.run_at is not None or decision.delay is not None:
+            try:
+                run_at = resolve_run_at(now, decision.run_at, decision.delay)
+            except ConfigurationError as exc:
+                raise ConfigurationError(f"{cls.__qualname__}.merge returned With(...): {exc}") from None
+        moved_to = decision.queue
+        if moved_to is not None:
+            if not isinstance(moved_to, str):
+                raise ConfigurationError(
+                    f"{cls.__qualname__}.merge returned With(queue=...) of type "
+                    f"{type(moved_to).__name__}; expected a queue name (str)"
+                )
+            _check_text(moved_to, f"{cls.__qualname__}.merge's With(queue=...)")
         return MergeAction(
             MergeKind.WITH,
             payload=codec.dumps(merged_task.to_json()),
@@ -381,6 +402,8 @@ def _decider(task: Task[Any], now: datetime) -> Any:
             priority=int(merged_task.priority()),
             journal_entry=entry,
             version=cls.VERSION,
+            run_at=run_at,
+            queue=moved_to,
         )
 
     return decide

@@ -108,10 +108,11 @@ class MergeAction:
     """What an enqueue does to the existing pending job it collided with.
 
     For ``REPLACE`` and ``WITH`` the storage writes ``payload``, ``carry`` and
-    ``priority`` into the existing row. For ``KEEP`` it changes nothing but
-    the journal. For ``INDEPENDENT`` it inserts the new job as its own row
-    (without a dedup key, so it never becomes a merge candidate itself).
-    Every kind but ``INDEPENDENT`` appends ``journal_entry`` to the existing row.
+    ``priority`` into the existing row, and ``run_at`` and ``queue`` when they
+    are given (None leaves the job's own). For ``KEEP`` it changes nothing but
+    the journal. For ``INDEPENDENT`` it inserts the new job as its own row,
+    with its dedup key. Every kind but ``INDEPENDENT`` appends ``journal_entry``
+    to the existing row.
     """
 
     kind: MergeKind
@@ -120,6 +121,8 @@ class MergeAction:
     priority: int | None = None
     journal_entry: JournalEntry | None = None
     version: int = 1  # of the payload and carry written (REPLACE, WITH)
+    run_at: datetime | None = None  # the job's new run time (REPLACE, WITH)
+    queue: str | None = None  # the job's new queue (REPLACE, WITH)
 
 
 #: Called by storage, inside its enqueue transaction, with the locked candidate row.

@@ -55,6 +55,7 @@ from venturi.storage._types import (
     StoredJob,
 )
 from venturi.storage.postgres._rows import (
+    aware,
     insert_params,
     job_params,
     journal_params,
@@ -273,7 +274,8 @@ def _apply(
         payload, carry, priority = action.payload, action.carry, action.priority
     params = journal_params(action.journal_entry)
     params.update(
-        id=existing_id, payload=payload, carry=carry, priority=priority, version=action.version
-    )
+        id=existing_id, payload=payload, carry=carry, priority=priority, version=action.version,
+        run_at=None if action.run_at is None else aware(action.run_at), queue=action.queue,
+    )  # fmt: skip
     yield Stmt(queries["merge_into"], params)
     return EnqueueResult(existing_id, _OUTCOME[action.kind])

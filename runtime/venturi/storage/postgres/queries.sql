@@ -182,8 +182,10 @@ LIMIT 1
 FOR UPDATE OF j
 
 -- name: merge_into
--- Keep (payload, carry and priority NULL: unchanged), Replace or With, plus
--- the merge's journal entry, in one statement.
+-- Keep (payload, carry, priority, run time and queue NULL: unchanged), Replace or
+-- With, plus the merge's journal entry, in one statement. A job a merge makes
+-- due (its run time now at or before the merge's, %(at)s) wakes idle workers of
+-- its queue, as an insert does.
 WITH u AS (
     UPDATE {schema}.jobs
     SET payload = coalesce(%(payload)s, payload),
@@ -193,15 +195,22 @@ WITH u AS (
                                ELSE %(version)s::integer END,
         carry_version = CASE WHEN %(carry)s::text IS NULL THEN carry_version
                              ELSE %(version)s::integer END,
+        run_at = coalesce(%(run_at)s::timestamptz, run_at),
+        queue = coalesce(%(queue)s::text, queue),
         journal_count = journal_count + 1
     WHERE id = %(id)s
-    RETURNING id, journal_count
+    RETURNING id, journal_count, queue, run_at
+),
+journal AS (
+    INSERT INTO {schema}.journal (job_id, n, at, run, event, note, attachment, error_code,
+                                  error_message, decision)
+    SELECT u.id, u.journal_count, %(at)s, %(run)s, %(event)s, %(note)s, %(attachment)s::jsonb,
+           %(error_code)s, %(error_message)s, %(decision)s
+    FROM u
 )
-INSERT INTO {schema}.journal (job_id, n, at, run, event, note, attachment, error_code,
-                              error_message, decision)
-SELECT u.id, u.journal_count, %(at)s, %(run)s, %(event)s, %(note)s, %(attachment)s::jsonb,
-       %(error_code)s, %(error_message)s, %(decision)s
-FROM u
+SELECT pg_notify({channel}, u.queue) FROM u
+WHERE (%(run_at)s::timestamptz IS NOT NULL OR %(queue)s::text IS NOT NULL)
+  AND u.run_at <= %(at)s
 
 -- ---------------------------------------------------------------- worker
 

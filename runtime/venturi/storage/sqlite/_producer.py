@@ -30,6 +30,7 @@ from venturi.storage._types import (
     NewJob,
 )
 from venturi.storage.sqlite._rows import (
+    epoch,
     insert_params,
     journal_params,
     read_journal,
@@ -108,9 +109,8 @@ def _apply(
     else:
         if action.payload is None or action.carry is None or action.priority is None:
             raise ValueError(f"a {action.kind} merge action needs payload, carry and priority")
-        conn.execute(
-            queries["merge_into"],
-            (existing_id, action.payload, action.carry, action.priority, action.version),
-        )
+        run_at = None if action.run_at is None else epoch(action.run_at)
+        params = (existing_id, action.payload, action.carry, action.priority, action.version)
+        conn.execute(queries["merge_into"], (*params, run_at, action.queue))
     conn.execute(queries["insert_journal"], journal_params(existing_id, action.journal_entry))
     return EnqueueResult(existing_id, _OUTCOME[action.kind])

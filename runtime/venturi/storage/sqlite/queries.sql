@@ -52,9 +52,11 @@ ORDER BY id DESC
 LIMIT 1
 
 -- name: merge_into
+-- Replace or With: ?6 the new run time and ?7 the new queue (NULL keeps the job's).
 UPDATE jobs
 SET payload = ?2, carry = ?3, priority = ?4, journal_count = journal_count + 1,
-    payload_version = ?5, carry_version = ?5
+    payload_version = ?5, carry_version = ?5,
+    run_at = coalesce(?6, run_at), queue = coalesce(?7, queue)
 WHERE id = ?1
 
 -- name: count_journal_entry
