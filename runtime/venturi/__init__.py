@@ -16,7 +16,7 @@ from venturi._backoff import DEFAULT_BACKOFF, Backoff
 from venturi._bulk import BulkResult
 from venturi._codec_protocol import JsonCodec, NoCarry
 from venturi._enqueue import JobInfo
-from venturi._journal import JournalEntry, JournalEvent
+from venturi._journal import HISTORY_WINDOW, JournalEntry, JournalEvent
 from venturi._merge import Independent, Keep, Merge, MergeKind, Pending, Replace, With
 from venturi._priority import Priority
 from venturi._queue import Queue
@@ -68,6 +68,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "DEFAULT_BACKOFF",
+    "HISTORY_WINDOW",
     "AsyncQueue",
     "BackendUnavailable",
     "Backoff",

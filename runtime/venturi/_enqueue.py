@@ -347,6 +347,7 @@ def _decider(task: Task[Any], now: datetime, when: datetime, queue: str) -> Any:
                 queue=existing.queue,
                 requested_run_at=when,
                 requested_queue=queue,
+                journal_count=existing.journal_count,
             )
         except Exception:
             # The pending job's stored row no longer decodes (an older shape no upgrade covers, a

@@ -77,3 +77,13 @@ class JournalEntry(NamedTuple):
             error_message=data.get("error_message"),
             decision=data.get("decision"),
         )
+
+
+#: How many of a job's most recent journal entries a run's context (``Context.history``)
+#: and a merge's candidate (``Pending.journal``) hold: enough for a handler or a merge
+#: deciding from recent runs, and a bounded read, so a job paused or merged into a
+#: thousand times costs a run or a merge what a fresh one does. The whole journal is
+#: ``Queue.get(job_id).journal``; the counts that matter over all of it are on the job
+#: row (``Context.run_count``, ``Context.failure_count``, ``Context.history_count``,
+#: ``Pending.run_count``, ``Pending.journal_count``).
+HISTORY_WINDOW = 20

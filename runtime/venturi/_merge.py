@@ -81,6 +81,9 @@ def With(
 class Pending(Generic[T, C]):
     """The existing pending job an enqueue collided with, as ``merge`` sees it.
 
+    ``journal`` holds the most recent ``venturi.HISTORY_WINDOW`` (20) entries of the job's
+    journal, oldest first (all of them when it has no more); ``journal_count`` is how many
+    it holds in all, and the whole journal is ``Queue.get(job_id).journal``.
     ``run_at`` and ``queue`` are the existing job's; ``requested_run_at`` is the run time
     the incoming enqueue asked for (its ``run_at`` or ``delay``, or now when it gave
     neither) and ``requested_queue`` its queue: what ``Replace`` would give the job.
@@ -96,3 +99,4 @@ class Pending(Generic[T, C]):
     queue: str
     requested_run_at: datetime
     requested_queue: str
+    journal_count: int = 0

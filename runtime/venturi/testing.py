@@ -161,6 +161,7 @@ async def run_handler(
         journal=history,
         payload_version=reg.version,  # written by this very code: the current version
         carry_version=reg.version,
+        journal_count=len(history),
     )
     slots: list[Context[Any] | None] = [None]
     end = await execute(

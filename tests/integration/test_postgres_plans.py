@@ -33,6 +33,7 @@ TYPES = {
     "now": "timestamptz", "queues": "text[]", "kinds": "text[]", "limit": "bigint",
     "token": "text", "expires": "timestamptz", "worker": "text", "kind": "text",
     "dedup_key": "text", "doc": "jsonb", "at": "timestamptz", "pa": "timestamptz", "start": "bigint",
+    "window": "integer",
 }  # fmt: skip
 
 
@@ -117,11 +118,11 @@ def test_claim_scans_the_ready_index(
 
 
 @pytest.mark.parametrize("mode", ["force_custom_plan", "force_generic_plan"])
-def test_dedup_lookup_uses_the_unique_index(
+def test_dedup_lookup_uses_the_dedup_index(
     loaded: tuple[psycopg.Connection[Any], dict[str, str]], mode: str
 ) -> None:
     conn, q = loaded
-    params = {"kind": "k", "dedup_key": "key-1000"}
+    params = {"kind": "k", "dedup_key": "key-1000", "window": 20}
     scans = _scans_of_jobs(_explain(conn, q["lock_candidate"], params, mode))
     assert scans == {("Index Scan", "jobs_dedup")}, scans
 

@@ -122,6 +122,7 @@ def _fast(
         journal=tuple(journal),
         payload_version=payload_version,
         carry_version=carry_version,
+        journal_count=row.journal_count,
     )
 
 
@@ -211,6 +212,8 @@ def _careful(
         decode_failures=(*read.failures, *failures),
         payload_version=payload_version,
         carry_version=carry_version,
+        # A count that does not read shows no more than the entries that did.
+        journal_count=row.journal_count if type(row.journal_count) is int else len(journal),
     )
 
 

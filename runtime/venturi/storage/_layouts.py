@@ -105,7 +105,7 @@ def claimed_jobs(
             r.id, r.kind, r.queue, r.priority, r.payload, r.carry, r.run_count,
             r.failure_count, token, expires, r.concurrency_key,
             tuple(journals.get(r.id, no_journal)) if r.journal_count else no_journal,
-            r.payload_version, r.carry_version, r.headers,
+            r.payload_version, r.carry_version, r.headers, r.journal_count,
         )
         for r in rows
     ]  # fmt: skip

@@ -49,10 +49,11 @@ class ClaimedJob(NamedTuple):
     lease_token: str
     lease_expires_at: datetime
     concurrency_key: str | None
-    journal: tuple[JournalEntry, ...]  # history before this run
+    journal: tuple[JournalEntry, ...]  # history before this run: its last HISTORY_WINDOW entries
     payload_version: int = 1  # the versions of the task's shape the payload and carry
     carry_version: int = 1  # were written with (the worker upgrades older ones)
     headers: str | None = None  # what the enqueue's hooks stored with the job (JSON), if any
+    journal_count: int = 0  # entries in the job's whole journal (``journal`` is the window)
 
 
 class Resolution(enum.StrEnum):

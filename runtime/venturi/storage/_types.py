@@ -101,6 +101,9 @@ class StoredJob:
     decode_failures: tuple[DecodeFailure, ...] = ()
     payload_version: int = 1  # the version of the task's shape the payload was written with
     carry_version: int = 1  # the same for the carry (a worker rewrites it after a run)
+    #: Entries in the job's whole journal; ``journal`` may hold only the most recent of
+    #: them (``HISTORY_WINDOW``, for a merge's candidate).
+    journal_count: int = 0
 
 
 @dataclass(frozen=True, slots=True)

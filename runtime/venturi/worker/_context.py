@@ -1,6 +1,7 @@
 """The execution context a handler receives with each run.
 
-It exposes the job's past (``run_count``, ``history``), its working state
+It exposes the job's past (``run_count``, ``failure_count``, ``history``: the most
+recent ``HISTORY_WINDOW`` journal entries, ``history_count``), its working state
 (``carry``, replaced as a whole since carries are frozen dataclasses), the
 run's evidence (``set_attachment``), and the worker's request to stop
 (``is_cancelled``, ``cancelled``).
@@ -24,7 +25,9 @@ class Context(Generic[C]):
         "_cancel",
         "_cancel_requested",
         "_carry",
+        "_failure_count",
         "_history",
+        "_history_count",
         "job_id",
         "queue",
         "run_count",
@@ -39,12 +42,18 @@ class Context(Generic[C]):
         carry: C,
         cancel_event: asyncio.Event | None = None,
         queue: str = "default",
+        failure_count: int | None = None,
+        history_count: int | None = None,
     ) -> None:
         self.job_id = job_id
         self.queue = queue
         #: How many times this job has run, including the current run.
         self.run_count = run_count
         self._history = history
+        # From the job row, counted over the whole journal; without them (a context made
+        # by hand), what the history given holds.
+        self._failure_count = failure_count
+        self._history_count = len(history) if history_count is None else history_count
         self._carry = carry
         self._attachment: Any = None
         # The event is made only when a handler awaits ``cancelled()``: most runs
@@ -54,12 +63,23 @@ class Context(Generic[C]):
 
     @property
     def history(self) -> tuple[JournalEntry, ...]:
-        """Earlier runs and merges of this job, oldest first."""
+        """The most recent earlier runs and merges of this job, oldest first: the last
+        ``venturi.HISTORY_WINDOW`` (20) entries of its journal, all of them when it has no
+        more. ``history_count`` says how many there are in all; the whole journal is
+        ``Queue.get(job_id).journal``."""
         return self._history
 
     @property
+    def history_count(self) -> int:
+        """How many entries the job's whole journal holds (``history`` is its tail)."""
+        return self._history_count
+
+    @property
     def failure_count(self) -> int:
-        """Failed runs before this one, read from the history."""
+        """Failed runs before this one (failed, dead, lease expired), over the whole
+        journal: the job row's count, not the window's."""
+        if self._failure_count is not None:
+            return self._failure_count
         return sum(1 for entry in self._history if entry.is_failure)
 
     @property

@@ -105,7 +105,8 @@ async def execute(
             end.error = decode_error("carry", reg, exc)
             return end
     ctx: Context[Any] = Context(
-        job_id=job.id, run_count=job.run_count, history=job.journal, carry=carry, queue=job.queue
+        job_id=job.id, run_count=job.run_count, history=job.journal, carry=carry, queue=job.queue,
+        failure_count=job.failure_count, history_count=job.journal_count,
     )
     if cancel_requested:
         ctx.request_cancel()

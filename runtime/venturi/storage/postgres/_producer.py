@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from itertools import chain, islice
 
 from venturi._ids import id_after
+from venturi._journal import HISTORY_WINDOW
 from venturi._merge import MergeKind
 from venturi.storage._types import (
     EnqueueOutcome,
@@ -216,9 +217,10 @@ def _enqueue_keyed(
     if request.aliases:
         # After a rename the pending job may still be stored under a former kind: a job
         # under the current kind comes first, then one under an alias, before an insert.
-        rows = yield Stmt(queries["lock_candidate"], {"kind": job.kind, "dedup_key": job.dedup_key})
+        rows = yield Stmt(queries["lock_candidate"], _candidate_params(job))
         if not rows:
-            params = {"kinds": list(request.aliases), "dedup_key": job.dedup_key}
+            params = {"kinds": list(request.aliases), "dedup_key": job.dedup_key,
+                      "window": HISTORY_WINDOW}  # fmt: skip
             rows = yield Stmt(queries["lock_alias_candidate"], params)
         if rows:
             return (yield from _merge(queries, request, stored_job_with_journal(rows[0])))
@@ -227,7 +229,7 @@ def _enqueue_keyed(
             inserted = yield Stmt(queries["insert_keyed"], keyed_params(job))
             if inserted:
                 return EnqueueResult(job.id, EnqueueOutcome.INSERTED)
-        rows = yield Stmt(queries["lock_candidate"], {"kind": job.kind, "dedup_key": job.dedup_key})
+        rows = yield Stmt(queries["lock_candidate"], _candidate_params(job))
         if not rows:
             continue  # the holder stopped being pending: try the insert again
         holder = stored_job_with_journal(rows[0])
@@ -239,6 +241,11 @@ def _enqueue_keyed(
         f"enqueue of {job.kind!r} with dedup key {job.dedup_key!r} kept losing races "
         f"({MAX_ROUNDS} rounds)"
     )
+
+
+def _candidate_params(job: NewJob) -> dict[str, object]:
+    """``lock_candidate``'s: the key, and how much of the candidate's journal to read."""
+    return {"kind": job.kind, "dedup_key": job.dedup_key, "window": HISTORY_WINDOW}
 
 
 def _merge(

@@ -30,6 +30,7 @@ import psycopg
 from psycopg import pq
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
+from venturi._journal import HISTORY_WINDOW
 from venturi.errors import BackendUnavailable, ConfigurationError
 from venturi.storage._admin_types import (
     BacklogRewrite,
@@ -466,9 +467,11 @@ class AsyncPostgresStorage:
             await cur.execute(trusted(claim_sql), params)
             rows = claim_rows(await cur.fetchall())
             journals = {}
-            with_journal = [r.id for r in rows if r.journal_count]
+            with_journal = [r for r in rows if r.journal_count]
             if with_journal:
-                await cur.execute(trusted(journal_sql), {"ids": with_journal})
+                ids = [r.id for r in with_journal]
+                after = [r.journal_count - HISTORY_WINDOW for r in with_journal]
+                await cur.execute(trusted(journal_sql), {"ids": ids, "after": after})
                 journals = {
                     job_id: journal_from_json(items) for job_id, items in await cur.fetchall()
                 }

@@ -149,15 +149,17 @@ SELECT pg_notify({channel}, %(queue)s)
 
 -- name: lock_candidate
 -- The newest pending job holding (kind, dedup_key) (a backwards step into
--- jobs_dedup), locked until the merge decision is written back, with its
--- journal when it has one. Empty when a claim took that job while this
+-- jobs_dedup), locked until the merge decision is written back, with the
+-- most recent %(window)s entries of its journal (n runs 1..journal_count, so
+-- they are one range of the journal's primary key, whatever its length). Empty when a claim took that job while this
 -- waited for its lock: the producer then looks again.
 SELECT {j.JobRow},
        CASE WHEN j.journal_count > 0 THEN (
            SELECT jsonb_agg(jsonb_build_array(e.at, e.run, e.event, e.note, e.attachment,
                                               e.error_code, e.error_message, e.decision)
                             ORDER BY e.n)
-           FROM {schema}.journal AS e WHERE e.job_id = j.id)
+           FROM {schema}.journal AS e
+           WHERE e.job_id = j.id AND e.n > j.journal_count - %(window)s)
        END
 FROM {schema}.jobs AS j
 WHERE j.kind = %(kind)s AND j.dedup_key = %(dedup_key)s AND j.state = 'pending'
@@ -173,7 +175,8 @@ SELECT {j.JobRow},
            SELECT jsonb_agg(jsonb_build_array(e.at, e.run, e.event, e.note, e.attachment,
                                               e.error_code, e.error_message, e.decision)
                             ORDER BY e.n)
-           FROM {schema}.journal AS e WHERE e.job_id = j.id)
+           FROM {schema}.journal AS e
+           WHERE e.job_id = j.id AND e.n > j.journal_count - %(window)s)
        END
 FROM {schema}.jobs AS j
 WHERE j.kind = ANY(%(kinds)s::text[]) AND j.dedup_key = %(dedup_key)s AND j.state = 'pending'
@@ -281,11 +284,14 @@ WHERE j.id = ANY(ARRAY(SELECT picked.id FROM picked))
 RETURNING {j.ClaimRow}
 
 -- name: journals_of_jobs
+-- The recent history of claimed jobs: each job's entries after n = %(after)s
+-- (its journal_count less the window), one range of the primary key per job,
+-- so a claim costs the same after a thousand pauses as after none.
 SELECT e.job_id,
        jsonb_agg(jsonb_build_array(e.at, e.run, e.event, e.note, e.attachment, e.error_code,
                                    e.error_message, e.decision) ORDER BY e.n)
-FROM {schema}.journal AS e
-WHERE e.job_id = ANY(%(ids)s::text[])
+FROM unnest(%(ids)s::text[], %(after)s::integer[]) AS w(id, after)
+JOIN {schema}.journal AS e ON e.job_id = w.id AND e.n > w.after
 GROUP BY e.job_id
 
 -- name: end_runs

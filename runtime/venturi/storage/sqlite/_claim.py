@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from operator import itemgetter
 from typing import Any
 
-from venturi._journal import JournalEntry
+from venturi._journal import HISTORY_WINDOW, JournalEntry
 from venturi.storage._layouts import claim_rows, claimed_jobs
 from venturi.storage._run_types import ClaimedJob, ClaimRequest
 from venturi.storage.sqlite._rows import CandidateRow, epoch, journals_by_job
@@ -61,7 +61,7 @@ def lease(
     journals: dict[str, list[JournalEntry]] = {}
     if with_journal:
         journals = journals_by_job(
-            conn.execute(queries["journal_of_jobs"], (json.dumps(with_journal),))
+            conn.execute(queries["journal_of_jobs"], (json.dumps(with_journal), HISTORY_WINDOW))
         )
     return claimed_jobs(rows, journals, request.lease_token, expires)
 

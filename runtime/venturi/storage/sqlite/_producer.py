@@ -19,7 +19,7 @@ import time
 from collections.abc import Sequence
 
 from venturi._ids import id_after
-from venturi._journal import JournalEntry
+from venturi._journal import HISTORY_WINDOW, JournalEntry
 from venturi._merge import MergeKind
 from venturi.storage._layouts import JobRow, job_row
 from venturi.storage._types import (
@@ -82,7 +82,7 @@ def _enqueue_keyed(
     existing_id = row.id
     journal: tuple[JournalEntry, ...] = ()
     if row.journal_count:
-        rows = conn.execute(queries["journal_of_job"], (existing_id,))
+        rows = conn.execute(queries["recent_journal_of_job"], (existing_id, HISTORY_WINDOW))
         journal = tuple(read_journal(rows)[0])
     action = request.decide(stored_job(row, journal))
     return _apply(conn, queries, job, existing_id, action, created_at)

@@ -75,11 +75,27 @@ FROM journal
 WHERE job_id = ?1
 ORDER BY id
 
--- name: journal_of_jobs
+-- name: recent_journal_of_job
+-- The most recent ?2 entries of a job's journal, oldest first (a merge's
+-- candidate): the first id of the window is ?2 steps back along journal_job,
+-- so the read costs the same whatever the journal's length.
 SELECT job_id, at, run, event, note, attachment, error_code, error_message, decision
 FROM journal
-WHERE job_id IN (SELECT value FROM json_each(?1))
-ORDER BY job_id, id
+WHERE job_id = ?1
+  AND id >= coalesce((SELECT id FROM journal WHERE job_id = ?1
+                      ORDER BY id DESC LIMIT 1 OFFSET ?2 - 1), 0)
+ORDER BY id
+
+-- name: journal_of_jobs
+-- The recent history of claimed jobs (?1, a JSON array of ids): the most recent
+-- ?2 entries of each, as recent_journal_of_job reads them.
+SELECT e.job_id, e.at, e.run, e.event, e.note, e.attachment, e.error_code, e.error_message,
+       e.decision
+FROM json_each(?1) AS w
+JOIN journal AS e ON e.job_id = w.value
+  AND e.id >= coalesce((SELECT id FROM journal WHERE job_id = w.value
+                        ORDER BY id DESC LIMIT 1 OFFSET ?2 - 1), 0)
+ORDER BY e.job_id, e.id
 
 -- ---------------------------------------------------------------- claim
 
