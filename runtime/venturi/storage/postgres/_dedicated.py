@@ -67,7 +67,6 @@ class Dedicated:
         op: Callable[[psycopg.AsyncConnection[Any]], Awaitable[T]],
         *,
         what: str,
-        unique_violation: bool = False,
     ) -> T:
         """``op(conn)``, one at a time, retried while the failure is transient."""
         backoff = Backoff(self._reconnect_s, what)
@@ -76,7 +75,7 @@ class Dedicated:
                 try:
                     return await op(await self._connection())
                 except psycopg.Error as exc:
-                    if not is_retryable(exc, unique_violation=unique_violation):
+                    if not is_retryable(exc):
                         raise
                     if is_connection_error(exc):
                         await self._discard()

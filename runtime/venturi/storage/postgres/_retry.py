@@ -20,7 +20,6 @@ from venturi.errors import BackendUnavailable, SchemaOutOfDate, StorageClosed
 #: SQLSTATEs of a transaction the server rolled back that will likely pass
 #: when run again: serialization failure, deadlock.
 _RETRY_TRANSACTION = frozenset({"40001", "40P01"})
-UNIQUE_VIOLATION = "23505"
 #: The server going away: admin shutdown, crash shutdown, cannot connect now.
 _SERVER_GONE = frozenset({"57P01", "57P02", "57P03"})
 
@@ -36,18 +35,14 @@ def is_connection_error(exc: BaseException) -> bool:
     return state is None or state.startswith("08") or state in _SERVER_GONE
 
 
-def is_retryable(exc: BaseException, *, unique_violation: bool = False) -> bool:
+def is_retryable(exc: BaseException) -> bool:
     """Worth running again: a lost connection, or a transaction the server aborted for
-    a transient reason. ``unique_violation`` adds the one ending runs can meet: a job
-    returning to pending while a producer inserts its dedup key (run again, the
-    statement sees the producer's row and gives the key up)."""
+    a transient reason."""
     if is_connection_error(exc):
         return True
     if not isinstance(exc, errors.Error):
         return False
-    return exc.sqlstate in _RETRY_TRANSACTION or (
-        unique_violation and exc.sqlstate == UNIQUE_VIOLATION
-    )
+    return exc.sqlstate in _RETRY_TRANSACTION
 
 
 class Backoff:

@@ -515,7 +515,7 @@ class AsyncPostgresStorage:
 
         # One autocommit statement: retried after a lost connection, the fence
         # makes already-ended runs report False instead of ending twice.
-        held = await self.completions.run(op, what="finish runs", unique_violation=True)
+        held = await self.completions.run(op, what="finish runs")
         if first is None:
             return [r.job_id in held for r in results]
         return [ok and r.job_id in held for ok, r in zip(first, results, strict=True)]
