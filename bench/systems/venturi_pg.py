@@ -17,11 +17,10 @@ from venturi import Queue
 from venturi._clock import utcnow
 from venturi.storage import ClaimRequest
 from venturi.storage.postgres import AsyncPostgresStorage, PostgresStorage
-from venturi.worker import Worker, WorkerConfig
 
 from bench import _driver
 from bench.generated.tasks import Noop
-from bench.handlers.noop import NoopHandler
+from bench.systems._venturi_worker import drain
 
 ROLES = ("setup", "reset", "fill", "verify", "enqueue-single", "enqueue-batch", "worker")
 SCHEMA = "venturi"
@@ -65,18 +64,7 @@ async def _work(url: str, concurrency: int, variant: str) -> None:
     storage = AsyncPostgresStorage(url, pool_size=2)
     try:
         await _warm_up(storage)
-        config = WorkerConfig(
-            concurrency=concurrency, install_signal_handlers=False, **_driver.settings(variant)
-        )
-        worker: Worker[None] = Worker(None, storage, config=config, migrate=False)
-        worker.register(NoopHandler())
-        await asyncio.get_running_loop().run_in_executor(None, _driver.ready)
-        watch = _driver.Stopwatch()
-        stats = await worker.run_until_idle()
-        fields = watch.fields()
-        await asyncio.get_running_loop().run_in_executor(
-            None, lambda: _driver.report(completed=stats.completed, **fields)
-        )
+        await drain(storage, concurrency, variant)
     finally:
         await storage.close()
 

@@ -14,11 +14,10 @@ import sqlite3
 
 from venturi import Queue
 from venturi.storage.sqlite import AsyncSqliteStorage, SqliteStorage
-from venturi.worker import Worker, WorkerConfig
 
 from bench import _driver
 from bench.generated.tasks import Noop
-from bench.handlers.noop import NoopHandler
+from bench.systems._venturi_worker import drain
 
 ROLES = ("setup", "reset", "fill", "verify", "enqueue-single", "enqueue-batch", "worker")
 
@@ -48,18 +47,7 @@ async def _work(path: str, concurrency: int, variant: str) -> None:
     storage = AsyncSqliteStorage(SqliteStorage(path, synchronous="FULL"))
     try:
         await storage.open()
-        config = WorkerConfig(
-            concurrency=concurrency, install_signal_handlers=False, **_driver.settings(variant)
-        )
-        worker: Worker[None] = Worker(None, storage, config=config, migrate=False)
-        worker.register(NoopHandler())
-        await asyncio.get_running_loop().run_in_executor(None, _driver.ready)
-        watch = _driver.Stopwatch()
-        stats = await worker.run_until_idle()
-        fields = watch.fields()
-        await asyncio.get_running_loop().run_in_executor(
-            None, lambda: _driver.report(completed=stats.completed, **fields)
-        )
+        await drain(storage, concurrency, variant)
     finally:
         await storage.close()
 
