@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import sqlite3
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from venturi import UnsupportedCapability
 from venturi._enqueue import utcnow
+from venturi._journal import JournalEntry, JournalEvent
 from venturi.errors import BackendUnavailable
-from venturi.storage import Resolution
-from venturi.storage.sqlite import CAPABILITIES, SqliteStorage
+from venturi.storage import Resolution, RunResult
+from venturi.storage.sqlite import CAPABILITIES, SqliteStorage, _finish
 
 from tests.conformance.helpers import claim_request, request, result
 from tests.conformance.tasks import Digest, Plain
@@ -46,6 +48,9 @@ def test_hot_statements_use_their_indexes(storage: SqliteStorage) -> None:
     assert "USING INDEX jobs_purge" in plan(storage, "prunable_jobs", (0.0, 10))
     assert "USING INDEX journal_job" in plan(storage, "journal_of_jobs", ('["x"]', 20))
     assert "USING INTEGER PRIMARY KEY" in plan(storage, "lease_rows", ("[1]", "t", 0.0, "w", "[1]"))
+    complete_runs = plan(storage, "complete_runs", ("[]", 0.0))
+    assert "SEARCH jobs USING INDEX sqlite_autoindex_jobs_1 (id=?)" in complete_runs
+    assert "SCAN jobs" not in complete_runs  # driven by the document, one lookup per result
     end_run = plan(
         storage, "end_run", ("id", "t", "pending", 0.0, None, 0, None, None, None, None, None, 0, 1)
     )
@@ -110,3 +115,80 @@ def test_a_forked_child_opens_its_own_connection(storage: SqliteStorage) -> None
     # The parent's connection is untouched and sees the child's job.
     assert storage.get(first) is not None and storage.get(second) is not None
     assert storage.enqueue([request(Plain(3))])[0].inserted
+
+
+# Texts a batch document carries as JSON strings: quotes, backslashes, control
+# characters, JSON's own escapes written out, non-ASCII, beyond the BMP.
+_ODD_TEXTS = ['say "hi"', "back\\slash \\u0041", "tab\tnew\nline\r\x01\x1f", "é ß 漢字",
+              "emoji 🎉 \U0001f600", "\u2028 \u2029", ""]
+
+
+def _odd_batch(jobs: list[Any], now: datetime) -> list[RunResult]:
+    """Completions with every optional field used, times with and without microseconds,
+    shared and distinct datetime objects, and one too far off to travel exactly."""
+    results: list[RunResult] = []
+    for i, job in enumerate(jobs):
+        text = _ODD_TEXTS[i % len(_ODD_TEXTS)]
+        at = now + timedelta(microseconds=i * 7919)
+        purge: datetime | None = (
+            None if i % 5 == 0
+            else now if i % 5 == 1
+            else datetime(1969, 7, 20, 20, 17, 40, 123457, tzinfo=UTC) if i % 5 == 2
+            else at + timedelta(days=7)
+        )  # fmt: skip
+        entry = JournalEntry(
+            at, job.run_count, JournalEvent.COMPLETED, note=text or None,
+            attachment={"text": text, "n": i} if i % 2 else None, decision=text if i % 3 else None,
+        )  # fmt: skip
+        results.append(RunResult(
+            job.id, job.lease_token, Resolution.COMPLETED, entry,
+            carry=None if i % 4 == 0 else f'{{"t": {json_string(text)}}}',
+            output=None if i % 3 == 0 else json_string(text),
+            error_code=text if i % 6 == 1 else None,
+            error_message=text if i % 6 == 2 else None,
+            purge_after=purge, carry_version=1 + i % 3,
+        ))  # fmt: skip
+    return results
+
+
+def json_string(text: str) -> str:
+    return json.dumps(text)
+
+
+def _stored(storage: SqliteStorage) -> tuple[list[Any], list[Any]]:
+    jobs = storage._conn.execute("SELECT * FROM jobs ORDER BY rowid").fetchall()
+    journal = storage._conn.execute("SELECT * FROM journal ORDER BY id").fetchall()
+    return jobs, journal
+
+
+@pytest.mark.parametrize("far_off", [False, True])
+def test_a_batch_document_stores_what_row_by_row_statements_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, far_off: bool
+) -> None:
+    """complete_runs / insert_journals (one JSON document per batch) against
+    complete_run / insert_journal (one row at a time): the same rows, bit for bit,
+    REAL times included. A time past 2**53 microseconds sends the batch row by row."""
+    now = datetime(2026, 12, 1, 15, 0, 0, 999999, tzinfo=UTC)
+    stored = []
+    for documents in (True, False):
+        storage = SqliteStorage(str(tmp_path / f"{documents}-{far_off}.sqlite3"))
+        storage.migrate()
+        ids = [f"{i:026d}" for i in range(30)]
+        storage.enqueue([request(Plain(i)) for i in range(30)])
+        storage._conn.execute(
+            "UPDATE jobs SET id = printf('%026d', rowid - 1), created_at = 0, run_at = 0"
+        )
+        jobs = storage.claim(claim_request(limit=30, worker_id="w"), now=now)
+        assert sorted(job.id for job in jobs) == ids
+        batch = _odd_batch(sorted(jobs, key=lambda job: job.id), now)
+        if far_off:
+            batch[-1] = batch[-1]._replace(purge_after=datetime(9999, 12, 31, tzinfo=UTC))
+        if not documents:
+            monkeypatch.setattr(_finish, "completions_document", lambda results: None)
+            monkeypatch.setattr(_finish, "journal_document", lambda results: None)
+        assert storage.finish(batch, now=now) == [True] * 30
+        monkeypatch.undo()
+        stored.append(_stored(storage))
+        storage.close()
+    assert stored[0] == stored[1]
+    assert len(stored[0][1]) == 30

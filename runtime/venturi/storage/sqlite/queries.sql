@@ -225,6 +225,43 @@ SET state = 'completed',
     journal_count = journal_count + 1
 WHERE id = ?1 AND lease_token = ?2 AND state = 'running'
 
+-- name: complete_runs
+-- complete_run for a whole batch in one statement: ?1 is a JSON array of
+-- [id, token, output, error_code, error_message, purge_after in integer
+-- microseconds or null, carry or null, carry version], ?2 finished_at. One
+-- statement is one sqlite3_step, during which the worker's event loop holds
+-- the GIL undisturbed; executemany takes the GIL back after every row, which
+-- made the loop's Python and the batch's SQL take turns instead of overlapping
+-- (docs/benchmarks.md). Microseconds divided here give exactly the double that
+-- datetime.timestamp() gives (both are the correctly rounded quotient), so the
+-- stored times equal complete_run's.
+UPDATE jobs
+SET state = 'completed',
+    carry = coalesce(r.value ->> 6, jobs.carry),
+    carry_version = CASE WHEN r.value ->> 6 IS NULL THEN jobs.carry_version
+                         ELSE r.value ->> 7 END,
+    output = r.value ->> 2,
+    error_code = r.value ->> 3,
+    error_message = r.value ->> 4,
+    finished_at = ?2,
+    purge_after = (r.value ->> 5) / 1000000.0,
+    lease_token = NULL,
+    lease_expires_at = NULL,
+    journal_count = journal_count + 1
+FROM json_each(?1) AS r
+WHERE jobs.id = r.value ->> 0 AND jobs.lease_token = r.value ->> 1 AND jobs.state = 'running'
+
+-- name: insert_journals
+-- insert_journal for a whole batch in one statement (see complete_runs): ?1 is a
+-- JSON array of [job_id, at in integer microseconds, run, event, note,
+-- attachment, error_code, error_message, decision].
+INSERT INTO journal (job_id, at, run, event, note, attachment, error_code, error_message,
+                     decision)
+SELECT value ->> 0, (value ->> 1) / 1000000.0, value ->> 2, value ->> 3, value ->> 4,
+       value ->> 5, value ->> 6, value ->> 7, value ->> 8
+FROM json_each(?1)
+ORDER BY key
+
 -- name: mark_started
 UPDATE jobs SET run_started = 1
 WHERE id = ?1 AND lease_token = ?2 AND state = 'running'
