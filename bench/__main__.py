@@ -85,7 +85,10 @@ def _peer_versions(python: str) -> str:
         "print(', '.join(f'{p} {m.version(p)}' for p in "
         "('pgqueuer', 'asyncpg', 'psycopg', 'procrastinate', 'huey')))"
     )
-    done = subprocess.run([python, "-c", code], capture_output=True, text=True, check=False)
+    try:
+        done = subprocess.run([python, "-c", code], capture_output=True, text=True, check=False)
+    except OSError as exc:  # no peers' environment: a run of venturi alone needs none
+        return f"(peers not installed: {python}: {exc.strerror})"
     return done.stdout.strip() or f"(peers not importable: {done.stderr.strip()[-200:]})"
 
 

@@ -7,6 +7,7 @@ database names of the test's own), and check the arithmetic of its report.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import uuid
@@ -22,9 +23,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _bench(*args: str) -> subprocess.CompletedProcess[str]:
+    # venturi alone needs no peers' environment: as on a clean machine, there is none.
+    env = {**os.environ, "VENTURI_BENCH_PEERS_PYTHON": str(ROOT / "no-peers" / "python")}
     return subprocess.run(
         [sys.executable, "-m", "bench", "--reps", "1", *args],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        cwd=ROOT, capture_output=True, text=True, timeout=300, env=env,
     )  # fmt: skip
 
 
