@@ -66,6 +66,7 @@ NAMES: dict[str, str] = {
     "AbstractAsyncContextManager": "AbstractContextManager",
     "AsyncConnection": "Connection",
     "AsyncConnectionPool": "ConnectionPool",
+    "AsyncCursor": "Cursor",
     "__aenter__": "__enter__",
     "__aexit__": "__exit__",
 }
