@@ -38,8 +38,11 @@ def _fill(queue: Queue, jobs: int, batch: int) -> None:
 
 
 def _enqueue(url: str, jobs: int, batch: int, single: bool) -> None:
-    with Queue(PostgresStorage(url, pool_size=1)) as queue:
-        queue.enqueue(Noop(n=-1))  # the pool's connection, open and warm
+    with Queue(PostgresStorage(url)) as queue:  # the defaults, as a web app has them
+        # Open and warm what each path uses: a single enqueue keeps a connection of its
+        # own (parked), a batch takes one from the pool.
+        queue.enqueue(Noop(n=-1))
+        queue.enqueue_many([Noop(n=-2), Noop(n=-3)])
         _sql(url, "DELETE FROM {s}.jobs")
         _driver.ready()
         watch = _driver.Stopwatch()
