@@ -29,7 +29,7 @@ from venturi.storage.sqlite._claim import running_tokens
 from venturi.storage.sqlite._documents import completions_document, journal_document
 from venturi.storage.sqlite._rows import EpochMemo, epoch, journal_params
 
-_STATE = {  # for end_run; completions go through complete_run
+_STATE = {  # for end_run; completions go through complete_runs (or complete_run)
     Resolution.PAUSED: "pending",
     Resolution.RETRY: "pending",
     Resolution.RELEASED: "pending",
