@@ -2,7 +2,7 @@
 
 Fresh schemas are created from ``schema.sql`` in one go; existing ones are
 upgraded by the numbered migrations. The catalog of both (tables, columns,
-indexes, constraints, read from pg_catalog) must be identical, from every
+indexes, constraints, functions, read from pg_catalog) must be identical, from every
 starting version.
 """
 
@@ -41,6 +41,12 @@ SELECT 'constraint', c.relname || '.' || con.conname, pg_get_constraintdef(con.o
 FROM pg_constraint con
 JOIN pg_class c ON c.oid = con.conrelid
 JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = %(schema)s
+UNION ALL
+SELECT 'function', p.proname,
+       replace(replace(pg_get_functiondef(p.oid), '"' || %(schema)s || '".', 'SCHEMA.'),
+               %(schema)s || '.', 'SCHEMA.')
+FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
 WHERE n.nspname = %(schema)s
 UNION ALL
 SELECT 'relation', relname, relkind::text || ' ' || coalesce(array_to_string(reloptions, ','), '')

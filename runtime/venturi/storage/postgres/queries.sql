@@ -218,7 +218,9 @@ WHERE (%(run_at)s::timestamptz IS NOT NULL OR %(queue)s::text IS NOT NULL)
 -- ---------------------------------------------------------------- worker
 
 -- name: claim
--- One statement leases a batch. The ready index is scanned in claim order;
+-- One statement leases a batch. The candidates come from claim_candidates
+-- (migrations/0008_claim_plan.sql), which scans jobs_ready of each requested
+-- queue in claim order with a plan that does not depend on the statistics;
 -- SKIP LOCKED passes over rows another claimer holds. A job whose
 -- concurrency key is already held is passed over in the scan; the keys of
 -- the chosen jobs are then taken in concurrency_locks, where ON CONFLICT DO
@@ -227,7 +229,8 @@ WHERE (%(run_at)s::timestamptz IS NOT NULL OR %(queue)s::text IS NOT NULL)
 -- by primary key (id = ANY(ARRAY(...))): joined to the CTE instead, the
 -- planner's estimates made it hash-join a sequential scan of the whole
 -- table, a cost growing with every finished job. Paused queues
--- (queue_pauses) are taken out of the requested ones first, once per claim.
+-- (queue_pauses) are taken out of the requested ones first, once per claim
+-- (in claim_candidates).
 -- Times come from the caller (claim(now=...)), like every other time this
 -- backend stores. The first
 -- "start" picked jobs in claim order start at once: their runs are marked
@@ -238,19 +241,9 @@ WHERE (%(run_at)s::timestamptz IS NOT NULL OR %(queue)s::text IS NOT NULL)
 -- cost up to "start" text comparisons per row (about a tenth of a claim of
 -- 1,000 with 100 to start).
 WITH cand AS MATERIALIZED (
-    SELECT j.id, j.concurrency_key, j.priority, j.run_at
-    FROM {schema}.jobs AS j
-    WHERE j.state = 'pending'
-      AND j.run_at <= %(now)s
-      AND j.queue = ANY(ARRAY(
-              SELECT q FROM unnest(%(queues)s::text[]) AS q
-              WHERE NOT EXISTS (SELECT 1 FROM {schema}.queue_pauses AS p WHERE p.queue = q)))
-      AND j.kind = ANY(%(kinds)s::text[])
-      AND (j.concurrency_key IS NULL OR NOT EXISTS (
-              SELECT 1 FROM {schema}.concurrency_locks AS l WHERE l.key = j.concurrency_key))
-    ORDER BY j.priority DESC, j.run_at, j.id
-    LIMIT %(limit)s
-    FOR UPDATE SKIP LOCKED
+    SELECT c.id, c.concurrency_key, c.priority, c.run_at
+    FROM {schema}.claim_candidates(
+        %(queues)s::text[], %(kinds)s::text[], %(now)s, %(limit)s) AS c
 ),
 keyed AS (
     INSERT INTO {schema}.concurrency_locks (key, job_id)

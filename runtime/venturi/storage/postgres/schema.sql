@@ -44,9 +44,12 @@ CREATE TABLE {schema}.jobs (
     headers          text
 );
 
--- The claim: one scan in claim order over pending rows only, so finished and
--- running rows cost it nothing.
-CREATE INDEX jobs_ready ON {schema}.jobs (priority DESC, run_at, id) WHERE state = 'pending';
+-- The claim: one scan in claim order per requested queue over pending rows
+-- only, so finished and running rows, and other queues' jobs, cost it
+-- nothing. claim_candidates is that scan, planned the same way whatever the
+-- statistics say (see migrations/0008_claim_plan.sql).
+CREATE INDEX jobs_ready ON {schema}.jobs (queue, priority DESC, run_at, id)
+    WHERE state = 'pending';
 
 -- Merge candidates: the newest pending job per (kind, dedup_key) is one
 -- backwards step into this index (several may share a key: Independent keeps
@@ -119,3 +122,33 @@ CREATE TABLE {schema}.schedule_slots (
     enqueued_at timestamptz NOT NULL,
     PRIMARY KEY (schedule, slot_at)
 );
+
+-- The claim's candidate scan (after the tables its body reads, which must
+-- exist when it is created); see migrations/0008_claim_plan.sql.
+CREATE FUNCTION {schema}.claim_candidates(
+    p_queues text[], p_kinds text[], p_now timestamptz, p_limit integer)
+RETURNS TABLE (id text, concurrency_key text, priority smallint, run_at timestamptz)
+LANGUAGE sql VOLATILE
+SET enable_seqscan = off
+SET enable_bitmapscan = off
+SET jit = off
+AS $$
+SELECT c.id, c.concurrency_key, c.priority, c.run_at
+FROM (SELECT DISTINCT q.name FROM unnest(p_queues) AS q (name)
+      WHERE NOT EXISTS (SELECT 1 FROM {schema}.queue_pauses AS p WHERE p.queue = q.name)) AS q
+CROSS JOIN LATERAL (
+    SELECT j.id, j.concurrency_key, j.priority, j.run_at
+    FROM {schema}.jobs AS j
+    WHERE j.state = 'pending'
+      AND j.queue = q.name
+      AND j.run_at <= p_now
+      AND j.kind = ANY(p_kinds)
+      AND (j.concurrency_key IS NULL OR NOT EXISTS (
+              SELECT 1 FROM {schema}.concurrency_locks AS l WHERE l.key = j.concurrency_key))
+    ORDER BY j.priority DESC, j.run_at, j.id
+    LIMIT p_limit
+    FOR UPDATE OF j SKIP LOCKED
+) AS c
+ORDER BY c.priority DESC, c.run_at, c.id
+LIMIT p_limit
+$$;
