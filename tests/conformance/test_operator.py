@@ -122,3 +122,19 @@ async def test_prune_deletes_expired_terminal_jobs_in_bounded_steps(backend: Bac
     assert await backend.storage.prune(now=later + timedelta(days=1), limit=10) == 2
     # Pending jobs are never pruned.
     assert [j.state for j in backend.sync.list_jobs(JobFilter())] == [JobState.PENDING]
+
+
+async def test_reclaiming_space_after_a_prune_keeps_every_remaining_job(backend: Backend) -> None:
+    await backend.storage.enqueue([request(Plain(i)) for i in range(4)])
+    jobs = await backend.storage.claim(claim_request(limit=2), now=utcnow())
+    now = utcnow()
+    ends = [result(job, Resolution.COMPLETED, now=now, purge_after=now) for job in jobs]
+    assert await backend.storage.finish(ends, now=now) == [True, True]
+    assert await backend.storage.prune(now=now + timedelta(seconds=1), limit=10) == 2
+    before = {j.id: j for j in backend.sync.list_jobs(JobFilter())}
+    await backend.storage.reclaim_space()
+    backend.sync.reclaim_space()
+    after = {j.id: j for j in backend.sync.list_jobs(JobFilter())}
+    assert after == before and len(after) == 2
+    # The storage goes on as before: the remaining jobs are claimed as usual.
+    assert len(await backend.storage.claim(claim_request(limit=10), now=utcnow())) == 2

@@ -33,6 +33,12 @@ def register(commands: SubParsers) -> None:
         metavar="N",
         help="rows deleted per transaction (default 1000)",
     )
+    parser.add_argument(
+        "--no-vacuum",
+        action="store_true",
+        help="leave the room of the pruned rows to autovacuum (PostgreSQL; default: VACUUM the "
+        "job tables after a prune that removed anything)",
+    )
     parser.add_argument("--json", action="store_true", help="print a JSON object")
     parser.set_defaults(handler=run)
 
@@ -48,6 +54,8 @@ def run(args: argparse.Namespace) -> int:
             batches += 1
             if count < args.batch:
                 break
+        if removed and not args.no_vacuum:
+            storage.reclaim_space()
     if args.json:
         write_json({"pruned": removed, "batches": batches})
     else:

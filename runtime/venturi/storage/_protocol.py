@@ -100,6 +100,16 @@ class Storage(Protocol):
         """Delete at most ``limit`` terminal jobs whose retention has passed; return how many."""
         ...
 
+    def reclaim_space(self) -> None:
+        """Make the room of deleted and superseded rows reusable now, after a large prune.
+
+        PostgreSQL keeps every row version a claim, a completion or a prune left
+        behind until a VACUUM; without one (autovacuum comes a minute later at
+        the earliest, or never where it is off) each round of jobs is written into
+        new pages and the tables grow round after round. SQLite reuses its free
+        pages as they are and does nothing here."""
+        ...
+
     # -- periodic tasks ---------------------------------------------------------
 
     def record_schedules(self, records: Sequence[ScheduleRecord], *, now: datetime) -> None:
@@ -225,6 +235,8 @@ class AsyncStorage(Protocol):
     async def list_jobs(self, job_filter: JobFilter) -> list[StoredJob]: ...
 
     async def prune(self, *, now: datetime, limit: int) -> int: ...
+
+    async def reclaim_space(self) -> None: ...
 
     async def record_schedules(self, records: Sequence[ScheduleRecord], *, now: datetime) -> None: ...
 

@@ -65,6 +65,9 @@ class WorkerConfig:
     default_retention: Duration = timedelta(days=7)
     prune_interval: Duration = timedelta(minutes=1)
     prune_batch: int = 1000
+    # Rows pruned by this worker after which it asks the storage to reclaim their room
+    # (PostgreSQL: VACUUM of the job tables); None: leave it to autovacuum.
+    reclaim_after_pruned: int | None = 10_000
     reclaim_interval: Duration = timedelta(seconds=15)
     reclaim_batch: int = 1000
     report_interval: Duration = timedelta(minutes=5)
@@ -86,6 +89,8 @@ class WorkerConfig:
         if self.claim_batch is not None:
             _positive_int("claim_batch", self.claim_batch, hint=" (or None: adaptive)")
         _positive_int("prune_batch", self.prune_batch)
+        if self.reclaim_after_pruned is not None:
+            _positive_int("reclaim_after_pruned", self.reclaim_after_pruned, hint=" (or None: autovacuum only)")
         _positive_int("reclaim_batch", self.reclaim_batch)
         if self.prefetch is not None and (not isinstance(self.prefetch, int) or self.prefetch < 0):
             raise ConfigurationError(f"prefetch must be an integer >= 0 (or None), got {self.prefetch!r}")

@@ -62,7 +62,31 @@ async def reclaim_expired(
     return total
 
 
-async def prune(storage: AsyncStorage, config: WorkerConfig, stats: WorkerStats) -> int:
+class Reclaim:
+    """Rows pruned since the storage last reclaimed their room (``reclaim_after_pruned``)."""
+
+    def __init__(self, after: int | None) -> None:
+        self.after = after
+        self.pruned = 0
+
+    async def after_prune(self, storage: AsyncStorage, pruned: int) -> None:
+        if self.after is None:
+            return
+        self.pruned += pruned
+        if self.pruned >= self.after:
+            self.pruned = 0
+            started = time.monotonic()
+            await storage.reclaim_space()
+            log.info(
+                "reclaimed the room of pruned jobs in %.1f s",
+                time.monotonic() - started,
+                extra={"event": "reclaimed_space"},
+            )
+
+
+async def prune(
+    storage: AsyncStorage, config: WorkerConfig, stats: WorkerStats, reclaim: Reclaim | None = None
+) -> int:
     total = 0
     for _ in range(MAX_BATCHES_PER_PASS):
         count = await storage.prune(now=utcnow(), limit=config.prune_batch)
@@ -76,6 +100,8 @@ async def prune(storage: AsyncStorage, config: WorkerConfig, stats: WorkerStats)
             total,
             extra={"event": "pruned", "count": total},
         )
+        if reclaim is not None:
+            await reclaim.after_prune(storage, total)
     return total
 
 
@@ -133,12 +159,13 @@ class Maintenance:
         hooks: HookSet | None = None,
     ) -> None:
         self._holdups = holdups
+        reclaim = Reclaim(config.reclaim_after_pruned)
         self._at_start: list[tuple[str, Callable[[], Awaitable[object]]]] = (
             [("aliases", lambda: report_aliases(storage, aliases))] if aliases else []
         )
         self._jobs: list[tuple[str, float, Callable[[], Awaitable[object]]]] = [
             ("reclaim", seconds(config.reclaim_interval), lambda: reclaim_expired(storage, config, stats, holdups)),
-            ("prune", seconds(config.prune_interval), lambda: prune(storage, config, stats)),
+            ("prune", seconds(config.prune_interval), lambda: prune(storage, config, stats, reclaim)),
             ("report", seconds(config.report_interval), lambda: report_unknown_kinds(storage, kinds, config.queues)),
         ]
         if hooks is not None and hooks.wants_samples:  # queue gauges: only when someone reads them

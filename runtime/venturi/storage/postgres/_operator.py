@@ -148,6 +148,10 @@ def ready_counts_of_kinds(
     return {kind: count for kind, count in rows}
 
 
+def reclaim_space(queries: dict[str, str]) -> Steps[None]:
+    yield Stmt(queries["vacuum"])
+
+
 def prune(queries: dict[str, str], now: datetime, limit: int) -> Steps[int]:
     if limit <= 0:
         return 0

@@ -364,6 +364,14 @@ class PostgresStorage:
     def prune(self, *, now: datetime, limit: int) -> int:
         return self._run(lambda: _operator.prune(self._queries, now, limit), what="prune")
 
+    def reclaim_space(self) -> None:
+        # VACUUM runs outside any transaction: one autocommit statement.
+        self._run(
+            lambda: _operator.reclaim_space(self._queries),
+            what="vacuum the job tables",
+            atomic=False,
+        )
+
     def pending_counts_by_kind(self, queues: Sequence[str] = ()) -> dict[str, int]:
         return self._run(
             lambda: _operator.pending_counts_by_kind(self._queries, queues),

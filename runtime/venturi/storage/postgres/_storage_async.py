@@ -419,6 +419,12 @@ class AsyncPostgresStorage:
     async def prune(self, *, now: datetime, limit: int) -> int:
         return await self._run(lambda: _operator.prune(self._queries, now, limit), what="prune")
 
+    async def reclaim_space(self) -> None:
+        # VACUUM runs outside any transaction: one autocommit statement.
+        await self._run(
+            lambda: _operator.reclaim_space(self._queries), what="vacuum the job tables", atomic=False
+        )
+
     async def pending_counts_by_kind(self, queues: Sequence[str] = ()) -> dict[str, int]:
         return await self._run(
             lambda: _operator.pending_counts_by_kind(self._queries, queues),

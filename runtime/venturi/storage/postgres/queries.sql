@@ -517,6 +517,17 @@ SELECT count(*) FROM gone
 
 -- ---------------------------------------------------------------- queue controls
 
+-- name: vacuum
+-- After a large prune (Storage.reclaim_space): the row versions that claims,
+-- completions and the prune itself left behind become room for the next
+-- jobs, instead of each round being written into new pages (a soak of rounds
+-- of 100,000 jobs grew the schema 88 -> 307 MB with autovacuum on and kept
+-- growing with it off; with this after each prune it stayed at 49 MB).
+-- SKIP_LOCKED: a table that autovacuum (or an operator's VACUUM) is working
+-- on is left to it rather than waited for. Not FULL: nothing is locked
+-- against the claims and enqueues that go on meanwhile.
+VACUUM (SKIP_LOCKED) {schema}.jobs, {schema}.journal
+
 -- name: pause_queue
 INSERT INTO {schema}.queue_pauses (queue, paused_at, reason)
 VALUES (%(queue)s, %(now)s, %(reason)s)

@@ -257,6 +257,9 @@ class SqliteStorage:
     def prune(self, *, now: datetime, limit: int) -> int:
         return self._write(lambda: _operator.prune(self._conn, self._queries, now, limit))
 
+    def reclaim_space(self) -> None:
+        """Nothing to do: SQLite puts a deleted row's pages on its free list and reuses them."""
+
     def pending_counts_by_kind(self, queues: Sequence[str] = ()) -> dict[str, int]:
         return self._read(
             lambda: _operator.pending_counts_by_kind(self._conn, self._queries, queues)

@@ -123,6 +123,9 @@ class AsyncSqliteStorage:
         sync = self.sync
         return await self._thread.run(lambda: sync.prune(now=now, limit=limit))
 
+    async def reclaim_space(self) -> None:
+        """Nothing to do (see ``SqliteStorage.reclaim_space``); the thread is not woken."""
+
     async def claim(self, request: ClaimRequest, *, now: datetime) -> list[ClaimedJob]:
         sync = self.sync
         return await self._thread.run(lambda: sync.claim(request, now=now))
