@@ -158,3 +158,6 @@ class Capabilities:
     listen_notify: bool  # idle workers are woken at once on enqueue
     transactional_enqueue: bool  # enqueue(task, conn=...) joins the application's transaction
     skip_locked: bool
+    #: The schema version this code's migrations build, and so the one its statements
+    #: need: a worker that does not migrate refuses to start on an older schema.
+    schema_version: int = 0

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from typing import Any, Generic, Self, TypeVar
 
 from venturi._hooks import Hooks, HookSet
+from venturi.errors import SchemaOutOfDate
 from venturi.storage._protocol import AsyncStorage
 from venturi.storage._url import open_async_storage
 from venturi.worker._config import WorkerConfig
@@ -150,6 +151,8 @@ class Worker(Generic[S]):
         try:
             if self._migrate:
                 await storage.migrate()
+            else:
+                await _check_schema(storage)
             engine = Engine(
                 storage, self._registry, self.state, self.config, until_idle=until_idle,
                 hooks=HookSet.of(self._hooks),
@@ -202,3 +205,20 @@ class Worker(Generic[S]):
                     await storage.close()
             finally:
                 self._running = False
+
+
+async def _check_schema(storage: AsyncStorage) -> None:
+    """A worker that does not migrate needs a schema at least as new as its code's.
+
+    Its statements may use what the newer migrations add (the claim's
+    ``claim_candidates`` since PostgreSQL schema 8), so an older schema would fail
+    at the first claim; refusing at start says what to do. A newer schema is
+    fine: migrations keep what older workers use, which is what lets a deploy
+    migrate first and roll workers over afterwards."""
+    needed = storage.capabilities.schema_version
+    if needed and (current := await storage.schema_version()) < needed:
+        raise SchemaOutOfDate(
+            f"the database's venturi schema is at version {current}, and this worker needs "
+            f"version {needed}: run `venturi migrate` with this release first (or start the "
+            "worker with migrate=True)"
+        )

@@ -22,7 +22,7 @@ from venturi.errors import ConfigurationError
 from venturi.storage._admin_types import Capabilities
 from venturi.storage._conninfo import take_param
 from venturi.storage._layouts import LAYOUTS
-from venturi.storage._sql import load_queries
+from venturi.storage._sql import load_migrations, load_queries
 
 PACKAGE = "venturi.storage.postgres"
 DEFAULT_SCHEMA = "venturi"
@@ -38,6 +38,7 @@ CAPABILITIES = Capabilities(
     listen_notify=True,
     transactional_enqueue=True,
     skip_locked=True,
+    schema_version=load_migrations(PACKAGE)[-1].version,
 )
 
 #: Matched with ``fullmatch``: ``$`` would also accept a trailing newline.

@@ -34,7 +34,7 @@ from venturi.storage._admin_types import (
 )
 from venturi.storage._job_row import tolerant_text
 from venturi.storage._run_types import ClaimedJob, ClaimRequest, RunResult
-from venturi.storage._sql import load_queries
+from venturi.storage._sql import load_migrations, load_queries
 from venturi.storage._types import EnqueueRequest, EnqueueResult, JobState, StoredJob
 from venturi.storage._waiting import poll
 from venturi.storage.sqlite import (
@@ -63,6 +63,7 @@ CAPABILITIES = Capabilities(
     listen_notify=False,
     transactional_enqueue=False,
     skip_locked=False,
+    schema_version=load_migrations("venturi.storage.sqlite")[-1].version,
 )
 
 #: Retention of jobs that storage itself ends (operator cancel, backstop on lease expiry).
