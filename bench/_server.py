@@ -76,7 +76,7 @@ class Server:
         names = [
             "server_version", "synchronous_commit", "fsync", "wal_sync_method",
             "shared_buffers", "wal_level", "full_page_writes", "autovacuum",
-            "max_wal_size", "shared_preload_libraries",
+            "max_wal_size", "shared_preload_libraries", "autovacuum_naptime",
         ]  # fmt: skip
         rows = self.conn.execute(
             "SELECT name, current_setting(name) FROM pg_settings WHERE name = ANY(%s)", (names,)

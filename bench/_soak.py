@@ -76,7 +76,7 @@ class Round:
     def table(self, name: str) -> TableSize | None:
         return next((t for t in self.tables if t.name == name), None)
 
-    def line(self, reference: float) -> str:
+    def line(self, reference: float | None) -> str:
         shown = ", ".join(
             f"{t.name} {t.heap / MB:.1f}+{t.indexes / MB:.1f} MB ({t.dead:,} dead, "
             f"{t.autovacuums} autovacuums)"
@@ -84,7 +84,7 @@ class Round:
         )  # fmt: skip
         return (
             f"  soak round {self.number}: enqueue {self.enqueue_s:.1f} s, drain "
-            f"{self.drain_rate:,.0f} jobs/s ({self.drain_rate / reference:.0%} of the reference), "
+            f"{self.drain_rate:,.0f} jobs/s ({_of(self.drain_rate, reference)} of the reference), "
             f"prune {self.prune_s:.2f} s ({self.pruned:,}); schema {self.total / MB:.1f} MB: {shown}"
         )
 
@@ -97,12 +97,13 @@ HEADER = ("round", "enqueue s", "drain jobs/s", "of reference", "prune s", "jobs
 class Soak:
     jobs: int
     round_jobs: int
-    reference: list[float]
+    reference_jobs: int
+    reference: list[float]  # the reference drains' rates (none: not measured)
     rounds: list[Round] = field(default_factory=list)
 
     @property
-    def reference_rate(self) -> float:
-        return statistics.median(self.reference)
+    def reference_rate(self) -> float | None:
+        return statistics.median(self.reference) if self.reference else None
 
     def _cells(self) -> list[tuple[str, ...]]:
         out: list[tuple[str, ...]] = []
@@ -110,7 +111,7 @@ class Soak:
             jobs, journal = r.table("jobs"), r.table("journal")
             out.append((
                 str(r.number), f"{r.enqueue_s:.1f}", f"{r.drain_rate:,.0f}",
-                f"{r.drain_rate / self.reference_rate:.0%}", f"{r.prune_s:.2f}",
+                _of(r.drain_rate, self.reference_rate), f"{r.prune_s:.2f}",
                 _mb(jobs), f"{jobs.dead:,}" if jobs else "-", _mb(journal),
                 f"{journal.dead:,}" if journal else "-", f"{r.total / MB:.1f}",
                 f"{jobs.autovacuums if jobs else '-'}/{journal.autovacuums if journal else '-'}",
@@ -118,11 +119,15 @@ class Soak:
         return out
 
     def title(self) -> str:
+        reference = "not measured"
+        if self.reference_rate is not None:
+            runs = ", ".join(f"{r:,.0f}" for r in self.reference)
+            reference = f"{self.reference_rate:,.0f} jobs/s (runs {runs})"
         return (
             f"soak: {self.jobs:,} jobs in rounds of {self.round_jobs:,} (enqueue, drain with 1 worker "
             f"process at concurrency 100, venturi prune) on a cluster with PostgreSQL's default "
-            f"settings, autovacuum on; reference (analyzed drain, same cluster): "
-            f"{self.reference_rate:,.0f} jobs/s (runs {', '.join(f'{r:,.0f}' for r in self.reference)})"
+            f"settings, autovacuum on; reference (the analyzed drain of {self.reference_jobs:,} "
+            f"jobs, same cluster): {reference}"
         )
 
     def text(self) -> str:
@@ -138,7 +143,8 @@ class Soak:
         return self.rounds[-1].total / self.rounds[1].total
 
     def slowest(self) -> float | None:
-        if not self.rounds:
+        """The slowest round's drain over the reference's."""
+        if not self.rounds or self.reference_rate is None:
             return None
         return min(r.drain_rate for r in self.rounds) / self.reference_rate
 
@@ -146,13 +152,17 @@ class Soak:
         slowest, growth = self.slowest(), self.growth()
         return [
             f"{verdict(slowest, 0.8):>6}  soak: every round drains >= 80% of the analyzed "
-            f"{SCENARIO.concurrency}-concurrency drain: slowest "
+            f"{self.reference_jobs:,}-job drain on the same cluster: slowest "
             + ("-" if slowest is None else f"{slowest:.0%}"),
             # At most 1.5x: a ratio of 1/growth >= 1/1.5 is the same test, as "at least".
             f"{verdict(None if growth is None else 1 / growth, 1 / 1.5):>6}  soak: schema size "
             "after the last round <= 1.5x after the second: "
             + ("-" if growth is None else f"{growth:.2f}x"),
         ]
+
+
+def _of(rate: float, reference: float | None) -> str:
+    return "-" if reference is None else f"{rate / reference:.0%}"
 
 
 def _mb(t: TableSize | None) -> str:
@@ -185,26 +195,27 @@ def _prune(url: str) -> tuple[float, int]:
 
 def soak_on(
     server: Server, launcher: Launcher, jobs: int, round_jobs: int, reference_jobs: int,
-    on_round: Callable[[str], None] = print,
+    *, reference_reps: int = 3, echo: Callable[[str], None] = print,
 ) -> Soak:  # fmt: skip
     """The soak on ``server`` (a cluster of its own: see the module docstring)."""
     spec = system(WORKER, "postgresql", "_soak")
     reference: list[float] = []
-    ref_db = "venturi_bench_soak_reference"
-    server.create_database(ref_db)
-    try:
-        opts = {"url": server.uri(ref_db)}
-        launcher.call(spec, "setup", **opts)
-        for _ in range(3):
-            launcher.call(spec, "reset", **opts)
-            launcher.call(spec, "fill", jobs=reference_jobs, **opts)
-            server.settle(ref_db)
-            reference.append(timed(launcher, server, spec, SCENARIO, reference_jobs, opts).rate)
-    finally:
-        server.drop_database(ref_db)
-    on_round(f"  soak reference (analyzed, {reference_jobs:,} jobs): "
+    if reference_reps:
+        ref_db = "venturi_bench_soak_reference"
+        server.create_database(ref_db)
+        try:
+            opts = {"url": server.uri(ref_db)}
+            launcher.call(spec, "setup", **opts)
+            for _ in range(reference_reps):
+                launcher.call(spec, "reset", **opts)
+                launcher.call(spec, "fill", jobs=reference_jobs, **opts)
+                server.settle(ref_db)
+                reference.append(timed(launcher, server, spec, SCENARIO, reference_jobs, opts).rate)
+        finally:
+            server.drop_database(ref_db)
+        echo(f"  soak reference (analyzed, {reference_jobs:,} jobs): "
              + ", ".join(f"{r:,.0f}" for r in reference) + " jobs/s")  # fmt: skip
-    found = Soak(jobs, round_jobs, reference)
+    found = Soak(jobs, round_jobs, reference_jobs, reference)
     server.create_database(spec.store)
     try:
         opts = {"url": server.uri(spec.store)}
@@ -219,25 +230,34 @@ def soak_on(
                 raise RunFailed(f"soak round {number}: venturi prune removed {pruned:,} jobs, not {round_jobs:,}")
             done = Round(number, enqueue_s, m.rate, prune_s, pruned, sizes(server, spec.store))
             found.rounds.append(done)
-            on_round(done.line(found.reference_rate))
+            echo(done.line(found.reference_rate))
     finally:
         server.drop_database(spec.store)
     return found
 
 
-def run(launcher: Launcher, jobs: int, round_jobs: int, reference_jobs: int) -> Soak:
-    """The soak on a throwaway cluster with PostgreSQL's default settings."""
+def _echo(line: str) -> None:
+    print(line, flush=True)
+
+
+def run(
+    launcher: Launcher, jobs: int, round_jobs: int, reference_jobs: int,
+    *, settings: str = DEFAULT_SETTINGS, reference_reps: int = 3,
+    echo: Callable[[str], None] = _echo,
+) -> Soak:  # fmt: skip
+    """The soak on a throwaway cluster with PostgreSQL's default settings (``settings``:
+    ``-c`` options that replace them)."""
     from tests.pg_server import _bindir, throwaway_server, wait_until_up
 
     if _bindir() is None:
         raise RunFailed("the soak needs PostgreSQL's server binaries (initdb, pg_ctl) on this machine")
-    with throwaway_server(DEFAULT_SETTINGS) as own:
+    with throwaway_server(settings) as own:
         wait_until_up(own)
         server = Server(own.admin_url)
         try:
-            print(f"soak: a cluster of its own on port {own.port}: "
-                  + ", ".join(f"{k}={v}" for k, v in server.settings().items() if v), flush=True)  # fmt: skip
+            shown = ", ".join(f"{k}={v}" for k, v in server.settings().items() if v)
+            echo(f"soak: a cluster of its own on port {own.port}: {shown}")
             return soak_on(server, launcher, jobs, round_jobs, reference_jobs,
-                           lambda line: print(line, flush=True))  # fmt: skip
+                           reference_reps=reference_reps, echo=echo)  # fmt: skip
         finally:
             server.close()
