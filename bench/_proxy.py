@@ -11,15 +11,17 @@ Every chunk read from either side is written to the other ``delay`` later, in or
 asyncio timer cannot wait a quarter of a millisecond (the event loop's timeouts are
 rounded up to whole milliseconds), so each direction of each connection has two threads:
 one reads and stamps each chunk with its release time, one sleeps until that time and
-writes. A chunk read while another waits is not held behind it: the delay is the same for
-every chunk, whatever the traffic. ``time.sleep`` wakes 0.05-0.2 ms late (the kernel's
-timer slack, a busy machine), so each writer learns how late it wakes and sleeps that much
-less: releases are on time on average, with no CPU spent spinning.
+writes, with no CPU spent spinning. A chunk read while another waits is not held behind
+it: the delay is the same for every chunk, whatever the traffic.
 
-The harness asks for a round trip, not a delay: it measures the proxy's own round trip
-without delay first, then sets each direction's delay to half of what is missing, measures
-again, and corrects until the median is within 5% of the round trip asked
-(``DelayProxy``). The delay can change while the proxy runs: a line
+``time.sleep`` wakes late (0.05-0.1 ms of the kernel's timer slack on a quiet machine,
+more on a busy one), and the proxy's own hops cost a round trip too, so the harness asks
+for a round trip, not a delay: it measures the proxy's round trip without delay first,
+sets each direction's delay to half of what is missing, measures again, and corrects until
+the median is within 5% of the round trip asked (``DelayProxy``). Waking early to make up
+for late wakes was tried and left out: on a busy machine most lateness is waiting for a
+CPU after the wake, which waking sooner does not cure, and it made the round trip drift
+below the one asked. The delay can change while the proxy runs: a line
 ``delay MS`` on its standard input.
 
     python -m bench._proxy --target 127.0.0.1:5432 [--delay-ms 0.25]
@@ -56,7 +58,6 @@ class _Pipe:
 
     def __init__(self, source: socket.socket, sink: socket.socket) -> None:
         self.source, self.sink = source, sink
-        self.early = 0.0  # how much sooner than due to wake: what the sleeps overshoot
         self.queue: collections.deque[tuple[float, bytes]] = collections.deque()
         self.ready = threading.Condition()
 
@@ -83,11 +84,8 @@ class _Pipe:
                     self.ready.wait()
                 due, data = self.queue.popleft()
             remaining = due - time.perf_counter()
-            if remaining > self.early:
-                time.sleep(remaining - self.early)
-                self._learn(time.perf_counter() - due)
-            elif remaining > 0:  # released early: learn that too, or ``early`` only grows
-                self._learn(-remaining)
+            if remaining > 0:
+                time.sleep(remaining)
             if not data:  # the source closed: pass the end on
                 with contextlib.suppress(OSError):
                     self.sink.shutdown(socket.SHUT_WR)
@@ -96,13 +94,6 @@ class _Pipe:
                 self.sink.sendall(data)
             except OSError:
                 return
-
-
-    def _learn(self, late: float) -> None:
-        """A moving average of how late a release is, so that the next one wakes that much
-        sooner. One descheduled wake (a busy machine: milliseconds) moves it little."""
-        step = min(max(late, -1e-3), 3e-4)
-        self.early = min(max(self.early + 0.1 * step, 0.0), Delay.seconds)
 
 
 def serve(target: tuple[str, int], listener: socket.socket) -> None:
