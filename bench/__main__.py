@@ -25,9 +25,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from bench import _proc, _report
-from bench._plan import PGBENCH, Scenario, order, scenarios, system, with_variants
-from bench._run import ROOT, Launcher, Measurement, RunFailed, measure
+from bench import _proc, _report, _soak
+from bench._plan import ALWAYS, SOAK, Scenario, order, scenarios, system, with_variants
+from bench._run import ROOT, Launcher, Measurement, RunFailed, Sizes, measure
 from bench._server import Server, own_server
 
 DEFAULT_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -36,11 +36,20 @@ DEFAULT_PEERS = "/tmp/venturi-bench-peers/bin/python"
 
 def _args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="bench", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--reps", type=int, default=3, help="repetitions (default 3)")
-    parser.add_argument("--jobs", type=int, default=20_000, help="jobs per processing or batch run")
-    parser.add_argument("--single-jobs", type=int, default=3_000, help="jobs per one-by-one enqueue run")
+    parser.add_argument("--reps", type=int, help="repetitions (default 3; --quick: 1)")
+    parser.add_argument("--quick", action="store_true",
+                        help="every size small (below), for a developer's look: minutes, not figures")
+    parser.add_argument("--jobs", type=int, help="jobs per processing or batch run (20,000; quick 2,000)")
+    parser.add_argument("--single-jobs", type=int, help="jobs per one-by-one enqueue run (3,000; quick 300)")
+    parser.add_argument("--burst-jobs", type=int, help="jobs of the burst (100,000; quick 10,000)")
+    parser.add_argument("--backlog-jobs", type=int,
+                        help="pending jobs of another queue beside the backlog's drain (1,000,000; quick 50,000)")
+    parser.add_argument("--floor-reps", type=int, help="runs of the batched floor per measurement (5; quick 3)")
+    parser.add_argument("--soak-jobs", type=int, help="jobs through the soak (1,000,000; quick 40,000)")
+    parser.add_argument("--soak-round", type=int, help="jobs per soak round (100,000; quick 10,000)")
     parser.add_argument("--only", action="append", default=[], metavar="PREFIX",
-                        help="scenarios whose key is PREFIX or starts with PREFIX- (pg, pg-process, sqlite, ...)")
+                        help="scenarios whose key is PREFIX or starts with PREFIX- "
+                             "(pg, pg-process, pg-burst, pg-backlog, pg-net, pg-soak, sqlite, ...)")
     parser.add_argument("--systems", action="append", default=[], metavar="NAME",
                         help="only these systems (venturi is always kept for the ratios)")
     parser.add_argument("--compare", action="append", default=[], metavar="FIELD=VALUE,...",
@@ -59,7 +68,26 @@ def _args() -> argparse.Namespace:
     args = parser.parse_args()  # fmt: skip
     if not re.fullmatch(r"[a-z0-9_]*", args.db_suffix):
         parser.error("--db-suffix: lower-case letters, digits and underscores only")
+    for name, (full, quick) in SIZES.items():
+        if getattr(args, name) is None:
+            setattr(args, name, quick if args.quick else full)
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')}: at least 1")
+    if args.soak_round > args.soak_jobs:
+        parser.error("--soak-round: at most --soak-jobs")
     return args
+
+
+#: Each size: (the full sitting's, --quick's).
+SIZES = {
+    "reps": (3, 1), "jobs": (20_000, 2_000), "single_jobs": (3_000, 300),
+    "burst_jobs": (100_000, 10_000), "backlog_jobs": (1_000_000, 50_000), "floor_reps": (5, 3),
+    "soak_jobs": (1_000_000, 40_000), "soak_round": (100_000, 10_000),
+}  # fmt: skip
+
+
+def _sizes(args: argparse.Namespace) -> Sizes:
+    return Sizes(args.jobs, args.single_jobs, args.burst_jobs, args.backlog_jobs, args.floor_reps)
 
 
 def _chosen(args: argparse.Namespace) -> tuple[Scenario, ...]:
@@ -68,10 +96,14 @@ def _chosen(args: argparse.Namespace) -> tuple[Scenario, ...]:
         if args.only and not any(_matches(scenario.key, p) for p in args.only):
             continue
         names = tuple(
-            n for n in scenario.systems if not args.systems or n in args.systems or n == "venturi"
+            n for n in scenario.systems if not args.systems or n in args.systems or n in ALWAYS
         )
         picked.append(Scenario(**{**asdict(scenario), "systems": names}))
     return with_variants(tuple(picked), args.compare)
+
+
+def _soak_chosen(args: argparse.Namespace) -> bool:
+    return not args.only or any(_matches(SOAK, p) for p in args.only)
 
 
 def _matches(key: str, prefix: str) -> bool:
@@ -103,7 +135,10 @@ def _header(args: argparse.Namespace, server: Server | None) -> list[str]:
         f"python {platform.python_version()}, SQLite {sqlite3.sqlite_version}; peers: "
         f"{_peer_versions(args.peers_python)}",
         f"runs: {args.reps} interleaved repetitions; {args.jobs:,} jobs per processing and batch "
-        f"run, {args.single_jobs:,} per one-by-one enqueue run",
+        f"run, {args.single_jobs:,} per one-by-one enqueue run; burst {args.burst_jobs:,}, "
+        f"backlog {args.backlog_jobs:,} beside the drain, batched floor {args.floor_reps} runs "
+        f"per measurement; soak {args.soak_jobs:,} in rounds of {args.soak_round:,}"
+        + (" (--quick)" if args.quick else ""),
     ]
     if server is not None:
         settings = server.settings()
@@ -136,6 +171,10 @@ def _progress(rep: int, reps: int, m: Measurement) -> str:
     extra = ""
     if m.server_cpu_ns is not None:
         extra = f", server {m.server_cpu_ns / m.jobs / 1e3:.1f} µs/job"
+    if m.rtt_ms is not None:
+        extra += f", RTT {m.rtt_ms:.3f} ms"
+    if m.inner_rates:
+        extra += ", runs " + " ".join(f"{r:,.0f}" for r in m.inner_rates)
     return (
         f"  [{rep + 1}/{reps}] {m.scenario:<22} {m.system:<17} {m.rate:>10,.0f} jobs/s  "
         f"(worker {m.worker_cpu_ns / m.jobs / 1e3:.1f} µs/job{extra}, load {m.load:.1f})"
@@ -172,15 +211,14 @@ def main() -> int:
             stores = {system(n, s.backend, args.db_suffix).store: system(n, s.backend, args.db_suffix)
                       for s in chosen for n in s.systems}  # fmt: skip
             for spec in stores.values():  # once per database (pgqueuer's two drivers share one)
-                if spec.name != PGBENCH and spec.backend == "postgresql":
+                if spec.module and spec.backend == "postgresql":
                     assert server is not None
                     launcher.call(spec, "setup", url=server.uri(spec.store))
             for rep in range(args.reps):
                 for scenario, name in order(chosen, rep):
                     spec = system(name, scenario.backend, args.db_suffix)
-                    jobs = args.single_jobs if scenario.single else args.jobs
                     try:
-                        m = measure(launcher, server, spec, scenario, jobs)
+                        m = measure(launcher, server, spec, scenario, _sizes(args))
                     except (RunFailed, subprocess.TimeoutExpired) as exc:
                         failures.append(f"{scenario.key} {name}: {exc}")
                         print(f"  FAILED {scenario.key} {name}: {exc}", flush=True)
@@ -192,15 +230,31 @@ def main() -> int:
         finally:
             for name in databases:
                 server.drop_database(name)  # type: ignore[union-attr]
+        soak = None
+        if _soak_chosen(args):
+            try:
+                soak = _soak.run(launcher, args.soak_jobs, args.soak_round, args.jobs)
+            except (RunFailed, subprocess.TimeoutExpired) as exc:
+                failures.append(f"{SOAK}: {exc}")
+                print(f"  FAILED {SOAK}: {exc}", flush=True)
     tables = {s.key: _report.rows(s, found) for s in chosen}
     print(f"\nload average at the end: {_proc.load_average():.2f}")
     for s in chosen:
         print("\n" + _report.text_table(s.title, tables[s.key]))
-    verdicts = _report.targets(chosen, tables)
+    network = _report.network_rows(chosen, tables, found)
+    if network:
+        print("\n" + _report.plain_table(NETWORK_TITLE, _report.NETWORK_HEADER, network))
+    if soak is not None:
+        print("\n" + soak.text())
+    verdicts = _report.targets(chosen, tables) + (soak.targets() if soak is not None else [])
     print("\ntargets (ratios of medians, this sitting):\n" + "\n".join(verdicts))
     if args.markdown:
         parts = ["```", *header, "```", ""]
         parts += [_report.markdown_table(s.title, tables[s.key]) + "\n" for s in chosen]
+        if network:
+            parts.append(_report.markdown(NETWORK_TITLE, _report.NETWORK_HEADER, network) + "\n")
+        if soak is not None:
+            parts.append(soak.markdown() + "\n")
         parts += ["Targets (ratios of medians, this sitting):", "", *[f"- {v.strip()}" for v in verdicts]]
         args.markdown.write_text("\n".join(parts) + "\n")
     if args.json:
@@ -208,6 +262,10 @@ def main() -> int:
     for failure in failures:
         print(f"FAILED: {failure}", file=sys.stderr)
     return 1 if failures else 0
+
+
+NETWORK_TITLE = ("network: workers through the delaying TCP proxy on 127.0.0.1 (no netem here), "
+                 "concurrency 100; RTT measured: median SELECT 1 through it")  # fmt: skip
 
 
 def _plain(m: Measurement) -> dict[str, Any]:

@@ -32,6 +32,7 @@ def arguments(roles: tuple[str, ...]) -> argparse.Namespace:
     parser.add_argument("--concurrency", type=int, default=10)
     parser.add_argument("--variant", default="", help="a system's own variant (a driver)")
     parser.add_argument("--marks", default="", help="file of completion marks (huey)")
+    parser.add_argument("--queue", default="", help="the queue a fill goes to (default: the task's)")
     return parser.parse_args()
 
 

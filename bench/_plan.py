@@ -6,6 +6,16 @@ from dataclasses import dataclass, replace
 
 VENTURI = "venturi"
 PGBENCH = "pgbench"
+# The batched floor of PostgreSQL processing: a bare SQL claim / complete loop in pgbench.
+PG_FLOOR = "pgbench-batch"
+# The bare SQLite floors (Python's sqlite3, no venturi code on the clock).
+SQLITE_FLOOR = "sqlite3"
+# venturi again, as the reference half of a scenario that compares venturi with itself:
+# the burst's drain after ANALYZE, the backlog's drain from an empty table.
+ANALYZED = "venturi-analyzed"
+EMPTY = "venturi-empty"
+#: Kept by ``--systems`` whatever it names: the ratios need them.
+ALWAYS = (VENTURI, ANALYZED, EMPTY)
 
 
 @dataclass(frozen=True)
@@ -28,8 +38,12 @@ SYSTEMS = (
            "venturi_bench_procrastinate"),
     # The physical limit of single enqueue: one durable one-row INSERT per commit.
     System(PGBENCH, "", False, "postgresql", "venturi_bench_pgbench"),
+    System(PG_FLOOR, "", False, "postgresql", "venturi_bench_pgbench"),
+    System(ANALYZED, "bench.systems.venturi_pg", False, "postgresql", "venturi_bench_venturi"),
+    System(EMPTY, "bench.systems.venturi_pg", False, "postgresql", "venturi_bench_venturi"),
     System(VENTURI, "bench.systems.venturi_sqlite", False, "sqlite", "venturi"),
     System("huey", "bench.systems.huey_sqlite", True, "sqlite", "huey"),
+    System(SQLITE_FLOOR, "bench.systems.sqlite_floor", False, "sqlite", "floor"),
 )  # fmt: skip
 
 
@@ -64,6 +78,15 @@ class Scenario:
     systems: tuple[str, ...]
     workers: int = 1
     concurrency: int = 10
+    # How the store is prepared beyond the usual (empty, filled, VACUUM ANALYZE):
+    # "burst": a new schema, filled with ``--burst-jobs``, statistics left as a new table
+    #   has them (the ANALYZED half alone is analyzed);
+    # "backlog": ``--backlog-jobs`` pending jobs of another queue beside the drained ones
+    #   (the EMPTY half has none).
+    prep: str = ""
+    # Workers reach the server through the benchmark's delaying proxy, at this round trip
+    # (milliseconds; 0: through the proxy without delay). None: directly.
+    rtt_ms: float | None = None
 
     @property
     def single(self) -> bool:
@@ -83,23 +106,56 @@ def scenarios() -> tuple[Scenario, ...]:
     ]  # fmt: skip
     for workers in (1, 2):
         for concurrency in (10, 100):
+            # The floor does not depend on the concurrency: it stands beside c100, the
+            # figure its target is about, with as many pgbench clients as worker processes.
+            floor = (PG_FLOOR,) if concurrency == 100 else ()
             found.append(
                 Scenario(
                     f"pg-process-w{workers}-c{concurrency}",
-                    f"process, {workers} worker process{'es' if workers > 1 else ''}, "
-                    f"concurrency {concurrency}",
-                    "postgresql", "worker", pg, workers, concurrency,
+                    f"process, {_workers(workers)}, concurrency {concurrency}",
+                    "postgresql", "worker", (*pg, *floor), workers, concurrency,
+                )
+            )
+    found += [
+        Scenario("pg-burst", "burst: a new table, never analyzed, drained at once (1 worker "
+                 "process, concurrency 100)", "postgresql", "worker", (VENTURI, ANALYZED),
+                 1, 100, prep="burst"),
+        Scenario("pg-backlog", "backlog: a drain beside pending jobs of another queue "
+                 "(1 worker process, concurrency 100)", "postgresql", "worker", (VENTURI, EMPTY),
+                 1, 100, prep="backlog"),
+    ]  # fmt: skip
+    for workers in (1, 2):
+        for rtt in NETWORK_RTTS:
+            found.append(
+                Scenario(
+                    f"pg-net-w{workers}-rtt{rtt:g}",
+                    f"network: through the delaying proxy at {rtt:g} ms of round trip, "
+                    f"{_workers(workers)}, concurrency 100",
+                    "postgresql", "worker", (VENTURI, "pgqueuer-asyncpg"), workers, 100,
+                    rtt_ms=rtt,
                 )
             )
     found += [
         Scenario("sqlite-enqueue-single", "SQLite FULL: enqueue one by one", "sqlite",
                  "enqueue-single", (VENTURI, "huey")),
         Scenario("sqlite-enqueue-batch", "SQLite FULL: enqueue, batches of 1,000", "sqlite",
-                 "enqueue-batch", (VENTURI,)),
+                 "enqueue-batch", (VENTURI, SQLITE_FLOOR)),
         Scenario("sqlite-process", "SQLite FULL: process, 1 worker process", "sqlite", "worker",
-                 (VENTURI, "huey")),
+                 (VENTURI, "huey", SQLITE_FLOOR)),
     ]  # fmt: skip
     return tuple(found)
+
+
+#: The network scenario's round trips (ms): none (the proxy alone), ~0.5 and ~2.5.
+NETWORK_RTTS = (0.0, 0.5, 2.5)
+
+#: The soak is no scenario of the interleaved repetitions: it runs once, on a cluster of
+#: its own (bench/_soak.py); ``--only`` selects it by this key.
+SOAK = "pg-soak"
+
+
+def _workers(n: int) -> str:
+    return f"{n} worker process{'es' if n > 1 else ''}"
 
 
 def order(chosen: tuple[Scenario, ...], rep: int) -> list[tuple[Scenario, str]]:

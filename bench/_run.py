@@ -12,44 +12,41 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import resource
 import subprocess
-import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench import _proc
-from bench._plan import PGBENCH, Scenario, System
-from bench._server import Server, Statement
+from bench import _pgbench, _proc
+from bench._measurement import Measurement, RunFailed
+from bench._plan import ANALYZED, EMPTY, PG_FLOOR, PGBENCH, Scenario, System
+from bench._proxy import DelayProxy
+from bench._server import Server
+
+__all__ = ["ROOT", "Launcher", "Measurement", "RunFailed", "Sizes", "measure"]
+
+#: The queue of the backlog's other jobs (the drained ones are on the task's own, "default").
+BACKLOG_QUEUE = "backlog"
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-class RunFailed(Exception):
-    """A run that did not do what it was asked (rows missing, a process failed)."""
+@dataclass(frozen=True)
+class Sizes:
+    """How many jobs each kind of run takes (``--jobs`` and the like; ``--quick`` shrinks them)."""
 
+    jobs: int = 20_000  # a processing or batch enqueue run
+    single_jobs: int = 3_000  # a one-by-one enqueue run
+    burst_jobs: int = 100_000  # the burst, enqueued into a new table
+    backlog_jobs: int = 1_000_000  # pending jobs of another queue beside a drain
+    floor_reps: int = 5  # runs of the batched floor per measurement
 
-@dataclass
-class Measurement:
-    scenario: str
-    system: str
-    jobs: int
-    rate: float  # jobs per second
-    worker_cpu_ns: int = 0  # the drivers' own processes
-    server_cpu_ns: int | None = None  # the backends of the system's database
-    box_busy_ns: int = 0  # the whole machine, everyone's work included
-    xacts: int | None = None
-    wal_bytes: int | None = None
-    others_commits: int | None = None  # other databases' commits meanwhile (a shared server)
-    load: float = 0.0
-    statements: list[Statement] = field(default_factory=list)
-
-    def per_job(self, value: int | None) -> float | None:
-        return None if value is None else value / self.jobs
+    def of(self, scenario: Scenario) -> int:
+        if scenario.single:
+            return self.single_jobs
+        return self.burst_jobs if scenario.prep == "burst" else self.jobs
 
 
 @dataclass(frozen=True)
@@ -157,11 +154,13 @@ class Drivers:
                     stream.close()
 
 
-def _check(system: System, scenario: Scenario, jobs: int, counted: dict[str, Any]) -> None:
+def _check(system: System, scenario: Scenario, jobs: int, counted: dict[str, Any], backlog: int = 0) -> None:
     if scenario.role == "worker":
         expected = {"done": jobs, "done_once": jobs, "journaled": jobs, "pending": 0}
     else:
         expected = {"pending": jobs}
+    if scenario.prep == "backlog":  # the other queue's jobs, every one still pending
+        expected["other_pending"] = backlog
     wrong = {k: (counted.get(k), v) for k, v in expected.items() if counted.get(k) != v}
     if wrong:
         raise RunFailed(
@@ -174,11 +173,14 @@ def measure(
     server: Server | None,
     system: System,
     scenario: Scenario,
-    jobs: int,
+    sizes: Sizes,
 ) -> Measurement:
-    if system.name == PGBENCH:
+    jobs = sizes.of(scenario)
+    if system.name in (PGBENCH, PG_FLOOR):
         assert server is not None
-        return _pgbench(server, system, scenario, jobs)
+        if system.name == PGBENCH:
+            return _pgbench.insert(server, system, scenario, jobs)
+        return _pgbench.batched_floor(server, system, scenario, jobs, sizes.floor_reps)
     if system.backend == "postgresql":
         assert server is not None
         store = server.uri(system.store)
@@ -188,17 +190,56 @@ def measure(
     opts: dict[str, Any] = {"url": store}
     if system.name == "huey":
         opts["marks"] = marks
-    launcher.call(system, "reset", **opts)
+    # A burst meets a table as a new install has it: created anew, never analyzed.
+    launcher.call(system, "recreate" if scenario.prep == "burst" else "reset", **opts)
+    backlog = sizes.backlog_jobs if scenario.prep == "backlog" and system.name != EMPTY else 0
+    if backlog:
+        launcher.call(system, "fill", jobs=backlog, queue=BACKLOG_QUEUE, **opts)
     if scenario.role == "worker":
         launcher.call(system, "fill", jobs=jobs, **opts)
+    if server is not None and system.backend == "postgresql":
+        if scenario.prep != "burst":
+            server.settle(system.store)
+        else:  # no VACUUM ANALYZE: only the reference half gets statistics, by ANALYZE alone
+            if system.name == ANALYZED:
+                launcher.call(system, "analyze", **opts)
+            server.checkpoint(system.store)
+            if server.analyzed(system.store, "venturi.jobs") != (system.name == ANALYZED):
+                raise RunFailed(f"{system.name}, {scenario.key}: the jobs table's statistics are "
+                                "not as the burst needs them (analyzed in the reference half alone)")  # fmt: skip
+    if scenario.rtt_ms is None:
+        return timed(launcher, server, system, scenario, jobs, opts, backlog=backlog)
+    assert server is not None
+    with DelayProxy(server.uri(system.store), scenario.rtt_ms / 2) as proxy:
+        rtt = proxy.round_trip_ms()
+        found = timed(launcher, server, system, scenario, jobs, opts, worker_url=proxy.url)
+    found.rtt_ms = rtt
+    return found
+
+
+def timed(
+    launcher: Launcher,
+    server: Server | None,
+    system: System,
+    scenario: Scenario,
+    jobs: int,
+    opts: dict[str, Any],
+    *,
+    worker_url: str | None = None,
+    backlog: int = 0,
+) -> Measurement:
+    """The timed part of a run on a prepared store: the drivers released together, the
+    counters around them, the rows counted after. ``worker_url``: where the timed drivers
+    connect, if not to the store itself (the delaying proxy)."""
     pg = server is not None and system.backend == "postgresql"
     before = None
     if pg and server is not None:
-        server.settle(system.store)
         server.reset_statements()
         before = server.snapshot(system.store)
-    timed = {"jobs": jobs, "concurrency": scenario.concurrency, **opts}
-    drivers = Drivers([launcher.command(system, scenario.role, **timed)] * scenario.workers)
+    timed_opts = {"jobs": jobs, "concurrency": scenario.concurrency, **opts}
+    if worker_url is not None:
+        timed_opts["url"] = worker_url
+    drivers = Drivers([launcher.command(system, scenario.role, **timed_opts)] * scenario.workers)
     try:
         drivers.wait_ready()
         cpu_before = server.backend_cpu(system.store) if pg and server else {}
@@ -225,68 +266,13 @@ def measure(
         found.statements = server.read_statements(system.store)
     # Counted after the counters were read, so that the count is not in them.
     counted = launcher.call(system, "verify", **opts)
-    _check(system, scenario, jobs, counted)
+    _check(system, scenario, jobs, counted, backlog)
     if scenario.role == "worker":
-        found.rate = jobs / (float(counted["last_done_at"]) - go)
+        # The store's own time of its last completion; a floor that stores none reports
+        # the end of its loop instead.
+        last = counted.get("last_done_at")
+        last = float(last) if last is not None else max(float(r["ended_at"]) for r in reports)
+        found.rate = jobs / (last - go)
     else:
         found.rate = jobs / max(r["elapsed_s"] for r in reports)
     return found
-
-
-PGBENCH_SCRIPT = "INSERT INTO one_row (payload) VALUES ('{\"n\":1}');\n"
-_TPS = re.compile(r"tps = ([0-9.]+) \(without initial connection time\)")
-
-
-def _pgbench(server: Server, system: System, scenario: Scenario, jobs: int) -> Measurement:
-    """pgbench, one client, one prepared one-row INSERT per transaction: the durable
-    commit alone, with the thinnest client there is."""
-    with psycopg_connect(server.url(system.store)) as conn:
-        conn.execute("DROP TABLE IF EXISTS one_row")
-        conn.execute(
-            "CREATE TABLE one_row (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
-            "payload text NOT NULL)"
-        )
-    server.settle(system.store)
-    server.reset_statements()
-    with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as script:
-        script.write(PGBENCH_SCRIPT)
-    before = server.snapshot(system.store)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    box_before = _proc.box_busy_ns()
-    load = _proc.load_average()
-    try:
-        done = subprocess.run(
-            ["pgbench", "-n", "-M", "prepared", "-c", "1", "-j", "1", "-t", str(jobs),
-             "-f", script.name, "-d", server.url(system.store)],
-            capture_output=True, text=True, timeout=600,
-        )  # fmt: skip
-    finally:
-        os.unlink(script.name)
-    box = _proc.box_busy_ns() - box_before
-    if done.returncode != 0:
-        raise RunFailed(f"pgbench failed:\n{done.stderr[-4000:]}")
-    match = _TPS.search(done.stdout)
-    if match is None:
-        raise RunFailed(f"no tps in pgbench's output:\n{done.stdout[-2000:]}")
-    used = resource.getrusage(resource.RUSAGE_CHILDREN)
-    client_s = used.ru_utime + used.ru_stime - children.ru_utime - children.ru_stime
-    server.wait_for_exits(system.store)
-    after = server.snapshot(system.store)
-    with psycopg_connect(server.url(system.store)) as conn:
-        row = conn.execute("SELECT count(*) FROM one_row").fetchone()
-    if row is None or row[0] != jobs:
-        raise RunFailed(f"pgbench: {row} rows instead of {jobs}")
-    return Measurement(
-        scenario.key, system.name, jobs, float(match.group(1)),
-        worker_cpu_ns=int(client_s * 1e9), box_busy_ns=box, load=load,
-        xacts=after.xact_commit - before.xact_commit,
-        others_commits=after.others_commit - before.others_commit,
-        wal_bytes=server.wal_bytes(before, after),
-        statements=server.read_statements(system.store),
-    )  # fmt: skip
-
-
-def psycopg_connect(url: str) -> Any:
-    import psycopg
-
-    return psycopg.connect(url, autocommit=True)

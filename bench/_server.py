@@ -76,7 +76,7 @@ class Server:
         names = [
             "server_version", "synchronous_commit", "fsync", "wal_sync_method",
             "shared_buffers", "wal_level", "full_page_writes", "autovacuum",
-            "max_wal_size", "shared_preload_libraries",
+            "max_wal_size", "shared_preload_libraries", "autovacuum_naptime",
         ]  # fmt: skip
         rows = self.conn.execute(
             "SELECT name, current_setting(name) FROM pg_settings WHERE name = ANY(%s)", (names,)
@@ -101,8 +101,30 @@ class Server:
         """Start every run from the same state: statistics fresh, dirty pages written."""
         with psycopg.connect(self.url(database), autocommit=True) as conn:
             conn.execute("VACUUM ANALYZE")
+        self.checkpoint(database)
+
+    def checkpoint(self, database: str) -> None:
+        """Dirty pages written, statistics left as they are (the burst's new table)."""
         self.conn.execute("CHECKPOINT")
         self.wait_for_exits(database)
+
+    def sql(self, database: str, *statements: str) -> None:
+        """Run statements on one of the benchmark's databases, each in its own transaction."""
+        with psycopg.connect(self.url(database), autocommit=True) as conn:
+            for statement in statements:
+                conn.execute(statement.encode())
+
+    def one_in(self, database: str, sql: str) -> Any:
+        """The first column of the first row of ``sql`` on one of the benchmark's databases."""
+        with psycopg.connect(self.url(database), autocommit=True) as conn:
+            row = conn.execute(sql.encode()).fetchone()
+        assert row is not None
+        return row[0]
+
+    def analyzed(self, database: str, table: str) -> bool:
+        """Whether ``table`` has statistics: a table never analyzed nor vacuumed has
+        ``reltuples = -1``, and the planner guesses its size."""
+        return bool(self.one_in(database, f"SELECT reltuples >= 0 FROM pg_class WHERE oid = '{table}'::regclass"))
 
     # -- counters ---------------------------------------------------------------------
 

@@ -22,7 +22,8 @@ from bench import _driver
 from bench.generated.tasks import Noop
 from bench.systems._venturi_worker import drain
 
-ROLES = ("setup", "reset", "fill", "verify", "enqueue-single", "enqueue-batch", "worker")
+ROLES = ("setup", "recreate", "reset", "fill", "analyze", "verify", "enqueue-single",
+         "enqueue-batch", "worker")
 SCHEMA = "venturi"
 
 
@@ -32,9 +33,9 @@ def _sql(url: str, sql: str) -> list[tuple[object, ...]]:
         return cur.fetchall() if cur.description else []
 
 
-def _fill(queue: Queue, jobs: int, batch: int) -> None:
+def _fill(queue: Queue, jobs: int, batch: int, on: str | None = None) -> None:
     for start in range(0, jobs, batch):
-        queue.enqueue_many(Noop(n=n) for n in range(start, min(start + batch, jobs)))
+        queue.enqueue_many((Noop(n=n) for n in range(start, min(start + batch, jobs))), queue=on)
 
 
 def _enqueue(url: str, jobs: int, batch: int, single: bool) -> None:
@@ -75,28 +76,38 @@ async def _work(url: str, concurrency: int, variant: str) -> None:
 def main() -> None:
     args = _driver.arguments(ROLES)
     url = args.url
-    if args.role == "setup":
+    if args.role in ("setup", "recreate"):
+        if args.role == "recreate":  # a new install: tables never analyzed nor vacuumed
+            _sql(url, "DROP SCHEMA IF EXISTS {s} CASCADE")
         with Queue(PostgresStorage(url, pool_size=1)):
             pass  # migrates
+        _driver.answer()
+    elif args.role == "analyze":  # ANALYZE of the venturi tables, and nothing else
+        for (table,) in _sql(url, "SELECT tablename FROM pg_tables WHERE schemaname = '{s}'"):
+            _sql(url, f'ANALYZE {{s}}."{table}"')
         _driver.answer()
     elif args.role == "reset":
         _sql(url, "TRUNCATE {s}.jobs, {s}.journal, {s}.concurrency_locks")
         _driver.answer()
     elif args.role == "fill":
         with Queue(PostgresStorage(url, pool_size=1)) as queue:
-            _fill(queue, args.jobs, args.batch)
+            _fill(queue, args.jobs, args.batch, args.queue or None)
         _driver.answer()
     elif args.role == "verify":
-        ((done, once, journaled, pending, last),) = _sql(
+        # The drained jobs are the task's own queue's; other_pending counts the backlog
+        # beside them (another queue), which a drain must leave as it was.
+        ((done, once, journaled, pending, last, other),) = _sql(
             url,
-            "SELECT count(*) FILTER (WHERE state = 'completed'), "
-            "count(*) FILTER (WHERE state = 'completed' AND run_count = 1), "
+            "SELECT count(*) FILTER (WHERE state = 'completed' AND queue = 'default'), "
+            "count(*) FILTER (WHERE state = 'completed' AND run_count = 1 AND queue = 'default'), "
             "(SELECT count(DISTINCT job_id) FROM {s}.journal), "
-            "count(*) FILTER (WHERE state = 'pending'), "
-            "extract(epoch FROM max(finished_at))::float8 FROM {s}.jobs",
+            "count(*) FILTER (WHERE state = 'pending' AND queue = 'default'), "
+            "extract(epoch FROM max(finished_at))::float8, "
+            "count(*) FILTER (WHERE state = 'pending' AND queue <> 'default') FROM {s}.jobs",
         )
         _driver.answer(
-            done=done, done_once=once, journaled=journaled, pending=pending, last_done_at=last
+            done=done, done_once=once, journaled=journaled, pending=pending, last_done_at=last,
+            other_pending=other,
         )
     elif args.role in ("enqueue-single", "enqueue-batch"):
         _enqueue(url, args.jobs, args.batch, args.role == "enqueue-single")
