@@ -36,7 +36,7 @@ CLASS_BODY_NAMES = frozenset(
         "Merge", "Missed", "NoCarry", "Pending", "Priority", "Replace", "Schedule", "Self", "Step",
         "Task", "TypeAlias", "ULID", "UUID", "Upgrades", "With", "bool", "classmethod", "codec",
         "dataclass", "date",
-        "datetime", "dict", "field", "float", "int", "object", "str", "timedelta", "tuple", "type",
+        "datetime", "lazy_types", "dict", "field", "float", "int", "object", "str", "timedelta", "tuple", "type",
     }
 )
 

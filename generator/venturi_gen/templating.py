@@ -36,11 +36,9 @@ _MODULE_OF = {
     "Generic": "typing",
     "Literal": "typing",
     "Self": "typing",
-    "TYPE_CHECKING": "typing",
     "TypeAlias": "typing",
     "TypeVar": "typing",
     "UUID": "uuid",
-    "ULID": "ulid",
 }
 _STDLIB = frozenset({"abc", "collections.abc", "dataclasses", "datetime", "decimal", "typing", "uuid"})
 
