@@ -43,7 +43,7 @@ CLASS_BODY_NAMES = frozenset(
 #: Members a generated task class defines or inherits from ``venturi.Task``.
 TASK_MEMBERS = frozenset(
     {
-        "ALIASES", "CARRY", "KIND", "OUTPUT", "QUEUE", "RETENTION", "SCHEDULE", "TIMEOUT", "VERSION",
+        "ALIASES", "CARRY", "KIND", "MERGE_MODULE", "OUTPUT", "QUEUE", "RETENTION", "SCHEDULE", "TIMEOUT", "VERSION",
         "backoff", "concurrency_key", "decode_carry", "decode_payload", "dedup_key", "from_json",
         "merge", "new_carry", "priority", "scheduled", "to_json", "upgrades",
     }

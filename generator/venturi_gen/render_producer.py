@@ -141,6 +141,7 @@ def _task(m: ModuleDecl, t: TaskDecl) -> str:
             "    ", "def merge(", ["self", f"existing: Pending[{t.name}, {carry}]"], f") -> Merge[{t.name}, {carry}]:"
         ),
         "merge_module": ident(f"{m.layout.merges}.{t.snake}") if t.on_collision == "custom" else None,
+        "merge_module_literal": literal(f"{m.layout.merges}.{t.snake}") if t.on_collision == "custom" else None,
         "policy": ident((t.on_collision or "replace").capitalize()),
         "concurrency": _key(t.concurrency.paths) if t.concurrency else None,
         "backoff": Code(f"Backoff(base={timedelta_expr(t.retry_ms[0])}, cap={timedelta_expr(t.retry_ms[1])})")

@@ -50,6 +50,10 @@ class Task(Generic[C]):
     QUEUE: ClassVar[str] = "default"
     TIMEOUT: ClassVar[timedelta | None] = None
     RETENTION: ClassVar[timedelta | None] = None
+    #: The module of the user's ``merge`` function, for a task that dedups with
+    #: ``on_collision: custom``: checked at the first enqueue and at registration, so that a
+    #: merge still unfilled (``@unfilled``) is refused before any duplicate meets it.
+    MERGE_MODULE: ClassVar[str | None] = None
     #: When workers that register the task enqueue it on their own (periodic tasks). The
     #: annotation imports ``venturi._schedule`` only when read (``typing.get_type_hints``,
     #: pydantic): the tasks that have a schedule import it themselves.
