@@ -169,7 +169,7 @@ def _review_command(args: list[str]) -> int:
     if options.format == "json":
         sys.stdout.write(review_report.json_document(reports, notes, options.against))
     elif options.format == "github":
-        sys.stdout.write(review_report.github(reports, notes))
+        sys.stdout.write(review_report.github(reports, notes, options.against))
     elif options.format == "markdown":
         sys.stdout.write(review_report.markdown(reports, notes, options.against))
     else:

@@ -11,6 +11,7 @@ when a change breaks jobs already stored, 0 otherwise.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -106,7 +107,9 @@ def _review(project: Project, *args: str) -> tuple[int, dict[str, Any]]:
 def test_no_change_is_clean(repo: Project) -> None:
     result = repo.gen("review", "--against", "HEAD")
     assert result.code == 0
-    assert result.out == "venturi-gen review: no breaking change, 0 warning(s) against HEAD\n"
+    assert result.out == (
+        "venturi-gen review against HEAD: no change to any task; passes: no change breaks jobs already stored\n"
+    )
     assert result.err == ""
 
 
@@ -372,7 +375,8 @@ def test_markdown_report_for_a_pull_request(repo: Project) -> None:
     assert lines[:8] == [
         "## venturi-gen review against `HEAD`",
         "",
-        "**1 breaking change(s)**, 2 warning(s), 2 task(s) touched.",
+        "**1 breaking**, 2 deploy workers first; 2 task(s) touched. 1 change(s) break jobs already "
+        "stored: **the review fails**.",
         "",
         "| Task | Kind | Safe deploy order | Changes |",
         "| --- | --- | --- | ---: |",
@@ -388,6 +392,50 @@ def test_markdown_report_for_a_pull_request(repo: Project) -> None:
     # A value from YAML cannot break the table or inject HTML.
     enum_row = next(line for line in lines if "`ENUM_VALUE_ADDED`" in line)
     assert "&lt;b&gt;\\|x" in enum_row and enum_row.count(" | ") == 3
+
+
+@needs_git
+def test_every_format_counts_the_classes_its_changes_show(repo: Project) -> None:
+    # A removed field with a default breaks only the backlog: "deploy producers first", and an
+    # error all the same (stored jobs break if the workers go first). The summaries used to
+    # call all errors breaking: "2 breaking change(s)" over a table with one breaking row.
+    _change(repo, "      order_id: int\n", "      order_id: string\n")
+    _change(repo, "      copy: {type: bool, default: false}\n", "")
+    _change(repo, "    kind: shop.cleanup\n", "    kind: shop.purge\n    aliases: [shop.cleanup]\n")
+    classes = "1 breaking, 1 deploy producers first, 1 deploy workers first"
+    verdict = f"venturi-gen review against HEAD: {classes}; fails: 2 change(s) break jobs already stored"
+
+    markdown = repo.gen("review", "--against", "HEAD", "--format", "markdown")
+    assert markdown.code == 1
+    lines = markdown.out.splitlines()
+    assert lines[2] == (
+        "**1 breaking**, 1 deploy producers first, 1 deploy workers first; 2 task(s) touched. "
+        "2 change(s) break jobs already stored: **the review fails**."
+    )
+    finding_rows = (re.match(r"\| \**([a-z ]+?)\** \| `[A-Z_]+` ", line) for line in lines)
+    rows = [row.group(1) for row in finding_rows if row]
+    assert sorted(rows) == ["breaking", "deploy producers first", "deploy workers first"]
+
+    text = repo.gen("review", "--against", "HEAD")
+    assert text.code == 1 and text.out.splitlines()[-1] == verdict
+    assert "error[FIELD_REMOVED]" in text.out, "still an error: it breaks jobs already stored"
+
+    code, document = _review(repo)
+    assert code == 1
+    assert document["summary"] == {"breaking": 1, "deploy producers first": 1, "deploy workers first": 1,
+                                   "safe": 0, "failing": 2}  # fmt: skip
+    shown = [d["class"] for d in document["diagnostics"]]
+    assert {c: shown.count(c) for c in ("breaking", "deploy producers first", "deploy workers first", "safe")} == {
+        c: n for c, n in document["summary"].items() if c != "failing"
+    }
+    assert sum(d["severity"] == "error" for d in document["diagnostics"]) == document["summary"]["failing"]
+
+    github = repo.gen("review", "--against", "HEAD", "--format", "github")
+    assert github.code == 1
+    annotations = github.out.splitlines()
+    assert annotations[-1] == f"::notice title=venturi-gen review::{verdict}"
+    removed = next(line for line in annotations if "FIELD_REMOVED" in line)
+    assert removed.startswith("::error ") and "Class: deploy producers first." in removed
 
 
 @needs_git
