@@ -12,7 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from venturi_gen.diagnostics import Diagnostic, Severity, dumps_json, github_line, github_notice
+from venturi_gen.diagnostics import (
+    Diagnostic,
+    Severity,
+    dumps_json,
+    github_line,
+    github_notice,
+    summary,
+)
 from venturi_gen.review import ChangeClass, Finding, Order, TaskReport, findings
 
 # Every summary counts the changes by the class each one shows (the Markdown table's Class
@@ -132,3 +139,25 @@ def _row(f: Finding) -> str:
     message = d.message.split("): ", 1)[-1]
     return (f"| {change_class} | `{d.code}` {_cell(message)} | `{_cell(d.file)}:{d.line}:{d.column}` "
             f"| {_cell(f.fix)} |")  # fmt: skip
+
+
+def refused(format: str, diagnostics: Sequence[Diagnostic], against: str, reason: str) -> tuple[str, str]:
+    """What to print (stdout, stderr) when nothing could be reviewed, and why. stdout is the
+    report (a CI recipe posts it as the pull-request comment), so every format but text puts
+    the errors there; text, like generation, prints them on stderr."""
+    verdict = f"venturi-gen review: nothing was reviewed: {reason} ({summary(diagnostics)})"
+    if format == "json":
+        return dumps_json({
+            "ok": False, "against": against, "reviewed": False, "reason": reason,
+            "diagnostics": [d.to_json() for d in diagnostics], "tasks": [],
+        }) + "\n", ""  # fmt: skip
+    if format == "github":
+        lines = [*(github_line(d) for d in diagnostics), github_notice(verdict, title="venturi-gen review")]
+        return "".join(line + "\n" for line in lines), ""
+    err = "".join(d.text() + "\n" for d in diagnostics) + verdict + "\n"
+    if format != "markdown":
+        return "", err
+    out = [f"## venturi-gen review against `{_cell(against)}`", "",
+           f"**Nothing was reviewed**: {_cell(reason)}.", ""]  # fmt: skip
+    out += [f"- `{_cell(d.file)}:{d.line}:{d.column}` {d.severity}[{d.code}]: {_cell(d.message)}" for d in diagnostics]
+    return "\n".join(out) + "\n", err

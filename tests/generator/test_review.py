@@ -471,15 +471,65 @@ def test_errors_in_the_new_declarations_come_first(repo: Project) -> None:
     result = repo.gen("review", "--against", "HEAD")
     assert result.code == 1
     assert f"{DECL}:{_line_of(repo, '      order_id:')}:17: error[UNKNOWN_TYPE]" in result.err
-    assert "errors in the declarations; nothing was reviewed" in result.err
+    assert result.err.endswith(
+        "venturi-gen review: nothing was reviewed: the declarations do not validate (2 errors)\n"
+    )
 
 
 @needs_git
-def test_a_base_that_does_not_validate_is_skipped_with_a_warning(repo: Project) -> None:
+def test_markdown_reports_errors_in_the_new_declarations_on_stdout(repo: Project) -> None:
+    # The CI recipe posts stdout as the pull-request comment: an empty one said nothing.
+    _change(repo, "    kind: shop.cleanup\n", "    kind: shop.send_receipt\n")
+    result = repo.gen("review", "--against", "HEAD", "--format", "markdown")
+    assert result.code == 1
+    lines = result.out.splitlines()
+    assert lines[:3] == [
+        "## venturi-gen review against `HEAD`", "", "**Nothing was reviewed**: the declarations do not validate.",
+    ]
+    assert any(line.startswith(f"- `{DECL}:") and "error[DUPLICATE_KIND]" in line for line in lines), lines
+    assert "error[DUPLICATE_KIND]" in result.err, "the CI log shows them too"
+
+
+@needs_git
+@pytest.mark.parametrize("format", ["text", "markdown", "json", "github"])
+def test_a_base_that_does_not_validate_is_an_error_where_it_is(repo: Project, format: str) -> None:
+    # Skipped, its tasks would all look added (TASK_ADDED): any breaking change would pass.
+    _change(repo, "      order_id: int\n", "      order_id: integer\n")
+    _git(repo, "commit", "-q", "-am", "broken")
+    line = _line_of(repo, "      order_id:")
+    _change(repo, "      order_id: integer\n", "      order_id: string\n")  # breaking
+    result = repo.gen("review", "--against", "HEAD", "--format", format)
+    assert result.code == 1
+    message = "in the base (HEAD): UNKNOWN_TYPE: "
+    reason = "the base HEAD does not validate (--allow-invalid-base compares its valid files and skips the others)"
+    if format == "json":
+        document = json.loads(result.out)
+        assert (document["ok"], document["reviewed"], document["reason"]) == (False, False, reason)
+        diagnostic = document["diagnostics"][0]  # the unknown type; the dedup key then fails to resolve
+        assert (diagnostic["code"], diagnostic["line"], diagnostic["severity"]) == ("REVIEW_BASE_INVALID", line, "error")
+        assert diagnostic["message"].startswith(message)
+    elif format == "github":
+        assert result.out.startswith(f"::error file={DECL},line={line},col=17,title=venturi-gen REVIEW_BASE_INVALID::")
+        assert result.out.splitlines()[-1] == (
+            f"::notice title=venturi-gen review::venturi-gen review: nothing was reviewed: {reason} (2 errors)"
+        )
+    else:
+        assert f"{DECL}:{line}:17: error[REVIEW_BASE_INVALID]: {message}" in result.err
+        assert result.err.endswith(f"venturi-gen review: nothing was reviewed: {reason} (2 errors)\n")
+        assert "TASK_ADDED" not in result.out
+        if format == "markdown":
+            assert f"**Nothing was reviewed**: {reason}." in result.out
+            assert f"- `{DECL}:{line}:17` error[REVIEW_BASE_INVALID]: {message}" in result.out
+        else:
+            assert result.out == ""
+
+
+@needs_git
+def test_allow_invalid_base_skips_such_a_file_with_a_warning(repo: Project) -> None:
     _change(repo, "      order_id: int\n", "      order_id: integer\n")
     _git(repo, "commit", "-q", "-am", "broken")
     _change(repo, "      order_id: integer\n", "      order_id: int\n")
-    result = repo.gen("review", "--against", "HEAD")
+    result = repo.gen("review", "--against", "HEAD", "--allow-invalid-base")
     assert result.code == 0
     assert f"{DECL}:1:1: warning[REVIEW_BASE_INVALID]" in result.out
 
