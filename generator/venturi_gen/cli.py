@@ -1,7 +1,7 @@
 """The ``venturi-gen`` command.
 
     venturi-gen [INPUTS...] [--check] [--format text|json|github] [--config PYPROJECT] [--no-cache]
-    venturi-gen review --against REV_OR_DIR [--format text|json|github|markdown] [--config PYPROJECT]
+    venturi-gen review --against REV_OR_DIR [--format text|json|github|markdown] [--allow-invalid-base] [--config PYPROJECT]
     venturi-gen docs [--output FILE [--check]] [--config PYPROJECT]
     venturi-gen schema [--path]
 
@@ -29,7 +29,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from venturi_gen.config import Config, ConfigError
-from venturi_gen.diagnostics import Severity, dumps_json, github_command, github_line, summary
+from venturi_gen.diagnostics import (
+    Diagnostic,
+    Severity,
+    dumps_json,
+    github_command,
+    github_line,
+    summary,
+)
 
 if TYPE_CHECKING:
     from venturi_gen.pipeline import RunResult
@@ -40,7 +47,7 @@ _LISTED = 25  # files listed by name after a generation
 
 _USAGE = """\
 venturi-gen [INPUT ...] [--check] [--format text|json|github] [--config PYPROJECT] [--no-cache]
-       venturi-gen review --against REV_OR_DIR [--format text|json|github|markdown] [--config PYPROJECT]
+       venturi-gen review --against REV_OR_DIR [--format text|json|github|markdown] [--allow-invalid-base] [--config PYPROJECT]
        venturi-gen docs [INPUT ...] [--output FILE [--check]] [--config PYPROJECT]
        venturi-gen schema [--path]
        venturi-gen --version"""
@@ -125,7 +132,7 @@ def _review_command(args: list[str]) -> int:
         "workers reading jobs already stored, or old workers reading jobs new producers write), "
         "the way through it, and each task's safe deploy order. The report goes to stdout.",
         epilog="exit status: 0 nothing stored breaks, 1 a change breaks jobs already stored or the "
-        "declarations have errors, 2 usage error. Rules and codes: docs/changing-tasks.md.",
+        "declarations (or the base's) have errors, 2 usage error. Rules and codes: docs/changing-tasks.md.",
     )
     parser.add_argument(
         "--against", required=True, metavar="REV_OR_DIR",
@@ -134,6 +141,11 @@ def _review_command(args: list[str]) -> int:
     parser.add_argument(
         "--format", choices=("text", "json", "github", "markdown"), default="text",
         help="text (default), one JSON document, GitHub annotations, or Markdown for a pull-request comment",
+    )  # fmt: skip
+    parser.add_argument(
+        "--allow-invalid-base", action="store_true",
+        help="review against a base whose declarations do not validate: compare its valid files "
+        "and skip the others with a warning (without it, such a base is an error)",
     )  # fmt: skip
     parser.add_argument("--config", type=Path, metavar="PYPROJECT")
     options = parser.parse_args(args)
@@ -148,34 +160,36 @@ def _review_command(args: list[str]) -> int:
         raise ConfigError("review needs [tool.venturi] inputs in pyproject.toml")
     head, errors = head_version(config, config_module.expand(config))
     if errors:  # the declarations' own errors come first: nothing is compared
-        diagnostics = sort_unique(errors)
-        if options.format == "json":
-            sys.stdout.write(dumps_json({
-                "ok": False, "against": options.against, "reviewed": False,
-                "diagnostics": [d.to_json() for d in diagnostics], "tasks": [],
-            }) + "\n")  # fmt: skip
-        elif options.format == "github":
-            for diagnostic in diagnostics:
-                print(github_line(diagnostic))
-        else:
-            for diagnostic in diagnostics:
-                print(diagnostic.text(), file=sys.stderr)
-            print(f"venturi-gen review: {summary(diagnostics)} in the declarations; nothing was "
-                  "reviewed", file=sys.stderr)  # fmt: skip
+        _refuse_review(options.format, sort_unique(errors), options.against, "the declarations do not validate")
         return 1
-    base, notes = base_version(config, options.against)
+    base, notes = base_version(config, options.against, allow_invalid=options.allow_invalid_base)
+    base_errors = [n for n in notes if n.severity is Severity.ERROR]
+    if base_errors:
+        # A broken base would report every task as added, letting any breaking change through.
+        _refuse_review(options.format, sort_unique(base_errors), options.against,
+                       f"the base {options.against} does not validate (--allow-invalid-base compares "
+                       "its valid files and skips the others)")  # fmt: skip
+        return 1
     reports = review(base, head)
     notes = sort_unique(notes)
     if options.format == "json":
         sys.stdout.write(review_report.json_document(reports, notes, options.against))
     elif options.format == "github":
-        sys.stdout.write(review_report.github(reports, notes))
+        sys.stdout.write(review_report.github(reports, notes, options.against))
     elif options.format == "markdown":
         sys.stdout.write(review_report.markdown(reports, notes, options.against))
     else:
         sys.stdout.write(review_report.text(reports, notes, options.against))
     broken = any(f.diagnostic.severity is Severity.ERROR for f in findings(reports))
     return 1 if broken else 0
+
+
+def _refuse_review(format: str, diagnostics: list[Diagnostic], against: str, reason: str) -> None:
+    from venturi_gen import review_report
+
+    out, err = review_report.refused(format, diagnostics, against, reason)
+    sys.stdout.write(out)
+    sys.stderr.write(err)
 
 
 def main(argv: list[str] | None = None) -> int:

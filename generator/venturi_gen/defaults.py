@@ -207,7 +207,7 @@ def _parsed(name: str, text: str) -> str:
     if name == "uuid":
         return f"UUID({literal(str(uuid.UUID(text)))})"
     if name == "ulid":
-        return f"ULID.from_str({literal(str(ulid.ULID.from_str(text)))})"
+        return f"lazy_types.ULID.from_str({literal(str(ulid.ULID.from_str(text)))})"
     try:
         number = decimal.Decimal(text)
     except decimal.InvalidOperation:

@@ -92,6 +92,11 @@ def github_command(
     return f"::{severity} {','.join(props)}::{_escape_data(message)}"
 
 
+def github_notice(message: str, *, title: str) -> str:
+    """A workflow command for a notice that belongs to no file (a run's summary)."""
+    return f"::notice title={_escape_property(title)}::{_escape_data(message)}"
+
+
 def github_line(d: Diagnostic) -> str:
     return github_command(
         d.severity, d.message, file=d.file, line=d.line, column=d.column,

@@ -24,9 +24,12 @@ class Facts:
     root: tuple[str, int, int, bool] | None = None
     # Output directories a key names (`module`, `handlers`, ...), with that key's position.
     directories: list[tuple[str, int, int]] = field(default_factory=list)
+    # The writes venturi-gen owns (display paths): it replaces them, and no file it did not write.
+    generated: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"kinds": self.kinds, "writes": self.writes, "root": self.root, "directories": self.directories}
+        return {"kinds": self.kinds, "writes": self.writes, "root": self.root, "directories": self.directories,
+                "generated": self.generated}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Facts:
@@ -38,4 +41,5 @@ class Facts:
             kinds, writes,
             None if root is None else (str(root[0]), int(root[1]), int(root[2]), bool(root[3])),
             directories,
+            [str(p) for p in data["generated"]],
         )

@@ -15,7 +15,7 @@ from pathlib import Path
 from venturi_gen import loader, schema_check, semantic
 from venturi_gen.diagnostics import Diagnostic, has_errors
 from venturi_gen.facts import Facts
-from venturi_gen.layout import display_path
+from venturi_gen.layout import GENERATED_FILES, display_path
 from venturi_gen.model import ModuleDecl
 from venturi_gen.project import outputs
 
@@ -83,6 +83,8 @@ def _check_document(doc: loader.Document, path: Path, root: Path) -> Checked:
         for written, origin in outputs(module):
             line, column = doc.position(origin, key=origin[0] == "tasks")
             facts.writes.append((display_path(written, root), line, column))
+            if written.parent == module.layout.package_dir and written.name in GENERATED_FILES:
+                facts.generated.append(display_path(written, root))
         declared = "root" in doc.data
         line, column = doc.position(("root",)) if declared else (1, 1)
         facts.root = (display_path(module.layout.root, root), line, column, declared)

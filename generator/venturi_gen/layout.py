@@ -24,6 +24,9 @@ from pathlib import Path
 
 from venturi_gen.model import ModuleDecl, TaskDecl, UpgradeDecl
 
+#: The modules of the generated package, each rewritten on every run.
+GENERATED_FILES = ("__init__.py", "tasks.py", "worker.py")
+
 
 class OutputKind(enum.Enum):
     GENERATED = "generated"  # owned by venturi-gen: rewritten, checked byte for byte

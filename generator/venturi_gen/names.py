@@ -36,14 +36,14 @@ CLASS_BODY_NAMES = frozenset(
         "Merge", "Missed", "NoCarry", "Pending", "Priority", "Replace", "Schedule", "Self", "Step",
         "Task", "TypeAlias", "ULID", "UUID", "Upgrades", "With", "bool", "classmethod", "codec",
         "dataclass", "date",
-        "datetime", "dict", "field", "float", "int", "object", "str", "timedelta", "tuple", "type",
+        "datetime", "lazy_types", "dict", "field", "float", "int", "object", "str", "timedelta", "tuple", "type",
     }
 )
 
 #: Members a generated task class defines or inherits from ``venturi.Task``.
 TASK_MEMBERS = frozenset(
     {
-        "ALIASES", "CARRY", "KIND", "OUTPUT", "QUEUE", "RETENTION", "SCHEDULE", "TIMEOUT", "VERSION",
+        "ALIASES", "CARRY", "KIND", "MERGE_MODULE", "OUTPUT", "QUEUE", "RETENTION", "SCHEDULE", "TIMEOUT", "VERSION",
         "backoff", "concurrency_key", "decode_carry", "decode_payload", "dedup_key", "from_json",
         "merge", "new_carry", "priority", "scheduled", "to_json", "upgrades",
     }

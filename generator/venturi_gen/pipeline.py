@@ -21,6 +21,8 @@ rendered and formatted.
 
 from __future__ import annotations
 
+import os
+import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +35,7 @@ from venturi_gen.layout import OutputKind, display_path
 
 if TYPE_CHECKING:
     from venturi_gen.frontend import Checked
+    from venturi_gen.model import ModuleDecl
 
 _STUB_PACKAGE_INIT = '"""Your modules for venturi tasks; venturi-gen creates stubs here, never overwrites them."""\n'
 
@@ -94,8 +97,13 @@ def run(config: Config, files: list[Path], *, check: bool, use_cache: bool = Tru
     outputs, warnings, stub_dirs = generated
     _apply(outputs, root, check=check, result=result)
     stubs = [o for o in outputs if o.kind is OutputKind.STUB]
-    expected = [list(o.marker) for o in stubs if o.marker is not None]
-    result.diagnostics = sort_unique([*warnings, *_orphans(stub_dirs, expected, root)])
+    expected = [[*o.marker, o.display] for o in stubs if o.marker is not None]
+    # The directories earlier runs put stubs in: a stub package that moved since left its
+    # stubs there. They stay recorded for as long as they hold an orphan.
+    scanned = sorted({*stub_dirs, *_recorded_dirs(manifest)})
+    orphans = _orphans(scanned, expected, root)
+    result.diagnostics = sort_unique([*warnings, *orphans])
+    stub_dirs = sorted({*stub_dirs, *(posixpath.dirname(d.file) for d in orphans)})
     cache.save_manifest(
         {
             "key": key,
@@ -207,14 +215,24 @@ def _render(
             for r in rendered[key]
         ]
         broken.extend(_uncompilable(checked.display, outputs))
-        layout = modules[key].layout
         entries[key] = {
             "facts": checked.facts.to_json(),
             "warnings": [d.to_json() for d in checked.diagnostics if d.severity is Severity.WARNING],
             "outputs": [o.to_json() for o in outputs],
-            "stub_dirs": sorted({display_path(d, root) for d in (layout.handlers_dir, layout.merges_dir, layout.upgrades_dir)}),
+            "stub_dirs": sorted({display_path(d, root) for d in _stub_dirs(modules[key])}),
         }
     return entries, broken
+
+
+def _stub_dirs(m: ModuleDecl) -> set[Path]:
+    """Where a module's stubs go, and where they went by default (a stub package that moved
+    since left its stubs there: reported as orphans)."""
+    from venturi_gen.semantic import default_upgrades
+
+    layout = m.layout
+    defaults = {layout.root / name for name in ("handlers", "merges", "upgrades")}
+    defaults.add(layout.root.joinpath(*default_upgrades(layout.handlers).split(".")))
+    return {layout.handlers_dir, layout.merges_dir, layout.upgrades_dir, *defaults}
 
 
 def _uncompilable(source: str, outputs: list[_Output]) -> list[Diagnostic]:
@@ -275,12 +293,23 @@ def _apply(outputs: list[_Output], root: Path, *, check: bool, result: RunResult
             (result.created if change.create_only else result.written).append(display_path(change.path, root))
 
 
+def _recorded_dirs(manifest: dict[str, Any] | None) -> list[str]:
+    """The stub directories the last good run's manifest recorded (none without one)."""
+    recorded = manifest.get("stub_dirs") if manifest is not None else None
+    if not isinstance(recorded, list):
+        return []
+    return [
+        d for d in recorded
+        if isinstance(d, str) and not os.path.isabs(d) and not posixpath.normpath(d).startswith("..")
+    ]
+
+
 def _orphans(stub_dirs: list[str], expected: list[list[str]], root: Path) -> list[Diagnostic]:
     from venturi_gen import orphans
 
-    markers = {(role, task, package) for role, task, package in expected}
-    packages = {package for _, _, package in markers}
-    return orphans.find([root / d for d in stub_dirs], markers, packages, root)
+    paths = {(role, task, package): display for role, task, package, display in expected}
+    packages = {package for _, _, package in paths}
+    return orphans.find([root / d for d in stub_dirs], paths, packages, root)
 
 
 def _still_valid(manifest: dict[str, Any], root: Path, result: RunResult) -> bool:
@@ -290,10 +319,12 @@ def _still_valid(manifest: dict[str, Any], root: Path, result: RunResult) -> boo
     try:
         generated: dict[str, str] = manifest["generated"]
         stubs = [root / display for display in manifest["stubs"]]
-        expected = [list(marker) for marker in manifest["stub_markers"]]
-        stub_dirs = [str(d) for d in manifest["stub_dirs"]]
+        expected = [[str(part) for part in marker] for marker in manifest["stub_markers"]]
+        stub_dirs = _recorded_dirs(manifest)
         warnings = [Diagnostic.from_json(d) for d in manifest["warnings"]]
     except (KeyError, TypeError, ValueError):
+        return False
+    if any(len(marker) != 4 for marker in expected):  # (role, task, package, path)
         return False
     for display, digest in generated.items():
         content = read_text(root / display)

@@ -1,5 +1,5 @@
 """Checks across declaration files: kinds are unique, no two files write the same output,
-and every output can be written inside the project.
+and every output can be written inside the project without replacing a file of the user's.
 
 A kind is the identity of a task in storage, so two tasks with one kind
 (or one task's kind the alias of another) would route each other's jobs; the runtime also refuses it at import, but
@@ -15,10 +15,10 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from venturi_gen import confine
+from venturi_gen import confine, ownership
 from venturi_gen.diagnostics import Diagnostic
 from venturi_gen.facts import Facts
-from venturi_gen.layout import stub_paths, upgrade_path
+from venturi_gen.layout import GENERATED_FILES, stub_paths, upgrade_path
 from venturi_gen.loader import Path as YamlPath
 from venturi_gen.model import ModuleDecl
 
@@ -84,6 +84,7 @@ def check_paths(files: Sequence[tuple[str, Facts]], project: Path) -> list[Diagn
             out.append(Diagnostic(file, line, column, code, message))
             continue
         named = {_absolute(project, shown): (line, column) for shown, line, column in facts.directories}
+        generated = set(facts.generated)
         for written, line, column in facts.writes:
             path = _absolute(project, written)
             problem = directory(path.parent)
@@ -93,6 +94,9 @@ def check_paths(files: Sequence[tuple[str, Facts]], project: Path) -> list[Diagn
             problem = confine.file_problem(path, project)
             if problem is not None:
                 out.append(Diagnostic(file, line, column, *problem))
+            elif written in generated and ownership.foreign(path):
+                package = ".".join(Path(os.path.relpath(path.parent, _absolute(project, shown))).parts)
+                out.append(Diagnostic(file, line, column, "WOULD_OVERWRITE", ownership.refusal(written, package)))
     return out
 
 
@@ -104,7 +108,7 @@ def outputs(m: ModuleDecl) -> list[tuple[Path, YamlPath]]:
     """Every file a module writes, with the declaration node that decides it."""
     package = m.layout.package_dir
     result: list[tuple[Path, YamlPath]] = [
-        (package / name, ("module",)) for name in ("__init__.py", "tasks.py", "worker.py")
+        (package / name, ("module",)) for name in GENERATED_FILES
     ]
     for t in m.tasks:
         handler, merge = stub_paths(m, t)

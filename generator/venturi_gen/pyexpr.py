@@ -102,7 +102,10 @@ _SCALAR_TYPES = {
     "datetime": "datetime",
     "date": "date",
     "uuid": "UUID",
-    "ulid": "ULID",
+    # python-ulid costs a producer tens of milliseconds at import (it imports
+    # importlib.metadata): ``venturi.lazy_types`` imports it when the annotation is first
+    # read (get_type_hints, pydantic), so the name resolves and the module stays cheap.
+    "ulid": "lazy_types.ULID",
     "decimal": "Decimal",
 }
 _SCALAR_CODECS = {
@@ -155,7 +158,7 @@ def codec_expr(t: TypeRef) -> Code:
 def imports_for(t: TypeRef, into: set[str]) -> None:
     """Collect the names ``annotation(t)`` needs imported."""
     if isinstance(t, Scalar):
-        into.add(_SCALAR_TYPES[t.name])
+        into.add(_SCALAR_TYPES[t.name].partition(".")[0])
     elif isinstance(t, EnumType):
         if t.name is None:
             into.add("Literal")

@@ -141,6 +141,7 @@ def _task(m: ModuleDecl, t: TaskDecl) -> str:
             "    ", "def merge(", ["self", f"existing: Pending[{t.name}, {carry}]"], f") -> Merge[{t.name}, {carry}]:"
         ),
         "merge_module": ident(f"{m.layout.merges}.{t.snake}") if t.on_collision == "custom" else None,
+        "merge_module_literal": literal(f"{m.layout.merges}.{t.snake}") if t.on_collision == "custom" else None,
         "policy": ident((t.on_collision or "replace").capitalize()),
         "concurrency": _key(t.concurrency.paths) if t.concurrency else None,
         "backoff": Code(f"Backoff(base={timedelta_expr(t.retry_ms[0])}, cap={timedelta_expr(t.retry_ms[1])})")
@@ -176,13 +177,11 @@ def producer(m: ModuleDecl) -> tuple[str, ...]:
     """Chunks of ``<package>/tasks.py``."""
     names = {"dataclass", "Any", "Self", "Priority", "Task", "codec"}
     structs = [*m.structs, *(s for t in m.tasks for s in (t.carry, t.output, *_old_shapes(t)) if s is not None)]
-    ulid_defaults = False
     for fields in [s.fields for s in structs] + [t.payload for t in m.tasks]:
         for f in fields:
             imports_for(f.type, names)
             if f.default is not None and f.default.factory:
                 names.add("field")
-                ulid_defaults = ulid_defaults or "ULID.from_str(" in f.default.python
     if m.enums:
         names.update({"TypeAlias", "Literal"})
     if any(t.upgrades for t in m.tasks):
@@ -211,15 +210,9 @@ def producer(m: ModuleDecl) -> tuple[str, ...]:
         "Import these classes to enqueue jobs. This module imports only the producer side of\n"
         "venturi: no worker code and no database driver."
     )
-    # python-ulid costs a producer ~20 ms at import (it imports importlib.metadata): ULID is
-    # imported for the type checkers only, unless a default builds one when a task is made.
-    typing_only = {"ULID"} & names if not ulid_defaults else set()
-    if typing_only:
-        names = (names - typing_only) | {"TYPE_CHECKING"}
+    # No name is imported for the type checkers alone (under TYPE_CHECKING): every name an
+    # annotation uses must resolve at run time too, for typing.get_type_hints and pydantic.
     block = import_block(imports(names))
-    if typing_only:
-        deferred = import_block(imports(typing_only)).replace("\n", "\n    ")
-        block = Code(f"{block}\n\nif TYPE_CHECKING:\n    {deferred}")
     # Enum aliases join the imports' chunk: one blank line after imports, as isort wants
     # before a statement that is not a class or function.
     chunks = [header(m.source, block, doc) + "".join("\n" + _enum(e) for e in m.enums)]

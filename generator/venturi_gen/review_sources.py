@@ -4,8 +4,10 @@ The base is a git revision (``main``, ``origin/main``, a commit) read with
 ``git ls-tree`` and ``git show`` without touching the working tree, or a
 directory holding an earlier copy of the project. Either way the same
 ``[tool.venturi] inputs`` patterns pick the declaration files, and each file
-goes through the same checks as in generation; a base file that does not
-validate is skipped with a warning rather than compared. The working tree
+goes through the same checks as in generation. A base that does not validate is
+an error, each of its errors reported where it is in the base: skipped, its files' tasks
+would all look added, and any breaking change would pass. ``allow_invalid`` (the
+``--allow-invalid-base`` flag) skips such files with a warning instead. The working tree
 also goes through the checks across files that generation runs (one kind,
 aliases included, per task; no two files writing one output), so the review
 never compares a version that ``venturi-gen`` itself would refuse.
@@ -32,7 +34,7 @@ def head_version(config: Config, files: list[Path]) -> tuple[Version, list[Diagn
     return _version(sources, config.root, base=False)
 
 
-def base_version(config: Config, against: str) -> tuple[Version, list[Diagnostic]]:
+def base_version(config: Config, against: str, *, allow_invalid: bool = False) -> tuple[Version, list[Diagnostic]]:
     directory = Path(against)
     if directory.is_dir():
         root = directory.resolve()
@@ -46,11 +48,12 @@ def base_version(config: Config, against: str) -> tuple[Version, list[Diagnostic
                  if any(_matches(n, pattern) for pattern in config.inputs)]  # fmt: skip
         sources = [(name, config.root / name, _git_bytes(config.root, "show", f"{against}:./{name}"))
                    for name in sorted(names)]  # fmt: skip
-    return _version(sources, config.root, base=True)
+    return _version(sources, config.root, base=True, allow_invalid=allow_invalid, against=against)
 
 
 def _version(
-    sources: list[tuple[str, Path, bytes]], root: Path, *, base: bool
+    sources: list[tuple[str, Path, bytes]], root: Path, *, base: bool, allow_invalid: bool = False,
+    against: str = "",
 ) -> tuple[Version, list[Diagnostic]]:
     files: dict[str, tuple[ModuleDecl, loader.Document]] = {}
     diagnostics: list[Diagnostic] = []
@@ -59,27 +62,37 @@ def _version(
         checked = frontend.check_file(display, path, content, root)
         facts.append((display, checked.facts))
         if checked.module is None:
-            if base:
+            if base and allow_invalid:
                 diagnostics.append(Diagnostic(
                     display, 1, 1, "REVIEW_BASE_INVALID",
                     "the base version of this file does not validate; it was not reviewed",
                     Severity.WARNING,
                 ))  # fmt: skip
+            elif base:
+                diagnostics.extend(_in_base(d, against) for d in checked.diagnostics if d.severity is Severity.ERROR)
             else:
                 diagnostics.extend(checked.diagnostics)
             continue
         files[display] = (checked.module, loader.load(display, content))
     across = [*project.check_kinds(facts), *project.check_outputs(facts)]
-    if base:
+    if base and allow_invalid:
         diagnostics.extend(
             Diagnostic(d.file, d.line, d.column, "REVIEW_BASE_INVALID",
                        f"the base version does not validate ({d.code}: {d.message}); its tasks "
                        "were compared as far as they could be", Severity.WARNING)
             for d in across
         )  # fmt: skip
+    elif base:
+        diagnostics.extend(_in_base(d, against) for d in across)
     else:
         diagnostics.extend(across)
     return Version(files), diagnostics
+
+
+def _in_base(d: Diagnostic, against: str) -> Diagnostic:
+    """An error of the base, at its place in the base version of the file."""
+    return Diagnostic(d.file, d.line, d.column, "REVIEW_BASE_INVALID",
+                      f"in the base ({against}): {d.code}: {d.message}")  # fmt: skip
 
 
 def _matches(name: str, pattern: str) -> bool:

@@ -52,8 +52,19 @@ from venturi_gen.schedules import schedule_decl
 #: The levels a ``priority:`` may name, and the values a priority field's enum may hold.
 PRIORITY_LEVELS = tuple(level.name.lower() for level in Priority)
 
-#: Top-level keys naming the packages of user-owned stubs, each defaulting to its own name.
+#: Top-level keys naming the packages of user-owned stubs, each defaulting to its own name
+#: (``upgrades`` beside the handlers, see ``default_upgrades``).
 _STUB_PACKAGES = ("handlers", "merges", "upgrades")
+
+
+def default_upgrades(handlers: str) -> str:
+    """Where upgrade stubs go without ``upgrades:``: a package beside the handlers'.
+
+    An application that keeps its handlers in its own package (``acme.handlers``) ships
+    that package; upgrade stubs at the root (``upgrades``) would be left out of its wheel.
+    """
+    parent, _, _ = handlers.rpartition(".")
+    return f"{parent}.upgrades" if parent else "upgrades"
 
 
 def normalize_doc(text: str | None) -> str | None:
@@ -100,7 +111,17 @@ def _layout(doc: Document, source: FsPath, diags: list[Diagnostic]) -> Layout:
     root = FsPath(os.path.normpath(source.parent / declared_root))
     package = data["module"]
     stubs = {key: data.get(key, key) for key in _STUB_PACKAGES}
+    # Where a problem with each package is reported: a derived default at what it derives from.
+    where = {key: (key,) for key in _STUB_PACKAGES}
+    derived = ""
+    if "upgrades" not in data:
+        stubs["upgrades"] = default_upgrades(stubs["handlers"])
+        if "handlers" in data:
+            where["upgrades"] = ("handlers",)
+            derived = " (upgrade stubs go beside the handlers unless `upgrades:` says where)"
     for key, value in (("module", package), *stubs.items()):
+        if key == "upgrades" and derived:
+            continue  # made of the handlers' parts, checked there
         _check_module_parts(doc, (key,), key, value, diags)
         if names.shadows_a_module(value):
             top = value.split(".")[0]
@@ -110,6 +131,8 @@ def _layout(doc: Document, source: FsPath, diags: list[Diagnostic]) -> Layout:
                           "imports; choose another name")
             )
     for key, value in stubs.items():
+        if key == "upgrades" and derived:
+            continue  # inside the generated package only if the handlers are, reported there
         if value == package or value.startswith(package + "."):
             diags.append(
                 doc.error((key,), "LAYOUT_CONFLICT",
@@ -121,8 +144,9 @@ def _layout(doc: Document, source: FsPath, diags: list[Diagnostic]) -> Layout:
         role = key.removesuffix("s")  # handler, merge, upgrade
         if value in seen:
             diags.append(
-                doc.error((key,), "LAYOUT_CONFLICT",
-                          f"{seen[value]} and {role} stubs cannot share the module {value!r}")
+                doc.error(where[key], "LAYOUT_CONFLICT",
+                          f"{seen[value]} and {role} stubs cannot share the module {value!r}"
+                          f"{derived if key == 'upgrades' else ''}")
             )
         seen.setdefault(value, role)
 

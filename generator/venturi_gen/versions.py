@@ -37,6 +37,15 @@ def next_shape(t: TaskDecl, version: int, role: Role) -> StructDecl | None:
     return None
 
 
+def shape_version(t: TaskDecl, version: int, role: Role) -> int:
+    """The version that declares the shape of ``role`` which ``version`` stored: ``version``
+    itself when it has a step of its own (or is the current one), else the next that does."""
+    for step in t.upgrades:
+        if step.version >= version and step_shape(step, role) is not None:
+            return step.version
+    return t.version
+
+
 def upgrade_target(t: TaskDecl, step: UpgradeDecl, role: Role) -> str:
     """The class an upgrade of ``role`` from ``step`` returns."""
     shape = next_shape(t, step.version, role)

@@ -13,7 +13,8 @@ overwritten, even by a race.
 
 Right before each file is staged, its directory is checked again to be inside the
 project (``confine.inside``), so a symlink that appeared since the checks cannot lead a
-write out of it.
+write out of it; and a generated file is replaced only if it is venturi-gen's own
+(``ownership``), so a file of the user's that appeared since the checks is not lost.
 
 No fsync: the guarantee wanted is against interruption, not power loss, and
 syncing hundreds of files would dominate the run time.
@@ -27,7 +28,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from venturi_gen import confine
+from venturi_gen import confine, ownership
 
 _UMASK: int | None = None
 
@@ -117,6 +118,10 @@ def write_all(changes: list[Change], project: Path) -> list[Path]:
                 if not confine.inside(change.path.parent, project):
                     raise WriteError(change.path, "its directory leads out of the project (a symlink "
                                      "appeared while venturi-gen ran)", staged=False)
+                if not change.create_only and ownership.foreign(change.path):
+                    raise WriteError(change.path, "it exists and venturi-gen did not write it (it appeared "
+                                     "while venturi-gen ran); venturi-gen never overwrites such a file",
+                                     staged=False)
                 _make_directories(change.path.parent, made)
                 staged.append((change, _temporary(change.path, change.content)))
             except OSError as exc:

@@ -21,6 +21,7 @@ from venturi._merge import Independent, Keep, Merge, MergeKind, Pending, Replace
 from venturi._priority import Priority
 from venturi._queue import Queue
 from venturi._task import Task, task_class_for
+from venturi._unfilled import unfilled
 from venturi._upgrade import Step, UpgradeError, Upgrades, VersionTooNew
 from venturi.codec import CodecError, PayloadTooLarge
 from venturi.errors import (
@@ -114,4 +115,5 @@ __all__ = [
     "VersionTooNew",
     "With",
     "task_class_for",
+    "unfilled",
 ]

@@ -21,6 +21,7 @@ from venturi._merge import MergeKind, Pending
 from venturi._priority import Priority
 from venturi._storable import NUL, text_problem
 from venturi._task import Task, task_class_for
+from venturi._unfilled import require_written_merge
 from venturi.codec import CodecError
 from venturi.errors import ConfigurationError
 from venturi.storage._types import (
@@ -98,6 +99,7 @@ def _checked_class(cls: type[Task[Any]], queue: str | None) -> tuple[str, str, s
     if fixed is not None:
         return fixed
     kind = _class_kind(cls)
+    require_written_merge(cls)
     _check_text(kind, f"{cls.__qualname__}.KIND")
     name = queue or cls.QUEUE
     if not isinstance(name, str):

@@ -10,16 +10,14 @@ side lives in ``venturi.worker.Handler``.
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypeVar
+from typing import Any, ClassVar, Generic, Self, TypeVar
 
+from venturi import lazy_types
 from venturi._backoff import Backoff
 from venturi._codec_protocol import JsonCodec, NoCarry
 from venturi._merge import Merge, Pending, Replace
 from venturi._priority import Priority
 from venturi._upgrade import NO_UPGRADES, Upgrades, decode_versioned
-
-if TYPE_CHECKING:
-    from venturi._schedule import Schedule  # imported by the tasks that have one
 
 C = TypeVar("C", bound=JsonCodec)
 
@@ -52,8 +50,14 @@ class Task(Generic[C]):
     QUEUE: ClassVar[str] = "default"
     TIMEOUT: ClassVar[timedelta | None] = None
     RETENTION: ClassVar[timedelta | None] = None
-    #: When workers that register the task enqueue it on their own (periodic tasks).
-    SCHEDULE: ClassVar[Schedule | None] = None
+    #: The module of the user's ``merge`` function, for a task that dedups with
+    #: ``on_collision: custom``: checked at the first enqueue and at registration, so that a
+    #: merge still unfilled (``@unfilled``) is refused before any duplicate meets it.
+    MERGE_MODULE: ClassVar[str | None] = None
+    #: When workers that register the task enqueue it on their own (periodic tasks). The
+    #: annotation imports ``venturi._schedule`` only when read (``typing.get_type_hints``,
+    #: pydantic): the tasks that have a schedule import it themselves.
+    SCHEDULE: ClassVar[lazy_types.Schedule | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -258,8 +258,10 @@ def declarations(draw: st.DrawFn, index: int) -> Drawn:
     if _rarely(draw, 12):
         package += "." + draw(st.sampled_from(HOSTILE_MODULE_PARTS))
     model = Model(index, package)
-    document: dict[str, Any] = {"venturi": 1, "module": package, "handlers": f"h{index}", "merges": f"g{index}",
-                                "upgrades": f"u{index}"}
+    # Doubled letters: a drawn top-level name must not be an installed package (h11, h2: a
+    # stub package of that name would import the library's instead).
+    document: dict[str, Any] = {"venturi": 1, "module": package, "handlers": f"hh{index}", "merges": f"gg{index}",
+                                "upgrades": f"uu{index}"}
     if _rarely(draw, 12):
         document["handlers"] += "." + draw(st.sampled_from(HOSTILE_MODULE_PARTS))
     drawn = Drawn(document, model)

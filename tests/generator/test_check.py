@@ -84,7 +84,8 @@ def test_check_fails_when_the_declaration_changed(generated: Project) -> None:
 
 
 def test_check_json_reports_stale_files(generated: Project) -> None:
-    (generated.root / "apps/shop/shop/__init__.py").write_text("# edited\n")
+    init = generated.root / "apps/shop/shop/__init__.py"
+    init.write_text(init.read_text() + "# edited\n")  # still under venturi-gen's header: its file
     result = generated.gen("--check", "--format", "json")
     assert result.code == 1
     assert '"status": "modified"' in result.out
@@ -92,7 +93,8 @@ def test_check_json_reports_stale_files(generated: Project) -> None:
 
 
 def test_check_github_annotates_stale_files(generated: Project) -> None:
-    (generated.root / "apps/shop/shop/__init__.py").write_text("# edited\n")
+    init = generated.root / "apps/shop/shop/__init__.py"
+    init.write_text(init.read_text() + "# edited\n")  # still under venturi-gen's header: its file
     result = generated.gen("--check", "--format", "github")
     assert result.code == 1
     assert result.out.splitlines()[0] == (

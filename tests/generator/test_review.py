@@ -11,6 +11,7 @@ when a change breaks jobs already stored, 0 otherwise.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -106,7 +107,9 @@ def _review(project: Project, *args: str) -> tuple[int, dict[str, Any]]:
 def test_no_change_is_clean(repo: Project) -> None:
     result = repo.gen("review", "--against", "HEAD")
     assert result.code == 0
-    assert result.out == "venturi-gen review: no breaking change, 0 warning(s) against HEAD\n"
+    assert result.out == (
+        "venturi-gen review against HEAD: no change to any task; passes: no change breaks jobs already stored\n"
+    )
     assert result.err == ""
 
 
@@ -372,7 +375,8 @@ def test_markdown_report_for_a_pull_request(repo: Project) -> None:
     assert lines[:8] == [
         "## venturi-gen review against `HEAD`",
         "",
-        "**1 breaking change(s)**, 2 warning(s), 2 task(s) touched.",
+        "**1 breaking**, 2 deploy workers first; 2 task(s) touched. 1 change(s) break jobs already "
+        "stored: **the review fails**.",
         "",
         "| Task | Kind | Safe deploy order | Changes |",
         "| --- | --- | --- | ---: |",
@@ -388,6 +392,50 @@ def test_markdown_report_for_a_pull_request(repo: Project) -> None:
     # A value from YAML cannot break the table or inject HTML.
     enum_row = next(line for line in lines if "`ENUM_VALUE_ADDED`" in line)
     assert "&lt;b&gt;\\|x" in enum_row and enum_row.count(" | ") == 3
+
+
+@needs_git
+def test_every_format_counts_the_classes_its_changes_show(repo: Project) -> None:
+    # A removed field with a default breaks only the backlog: "deploy producers first", and an
+    # error all the same (stored jobs break if the workers go first). The summaries used to
+    # call all errors breaking: "2 breaking change(s)" over a table with one breaking row.
+    _change(repo, "      order_id: int\n", "      order_id: string\n")
+    _change(repo, "      copy: {type: bool, default: false}\n", "")
+    _change(repo, "    kind: shop.cleanup\n", "    kind: shop.purge\n    aliases: [shop.cleanup]\n")
+    classes = "1 breaking, 1 deploy producers first, 1 deploy workers first"
+    verdict = f"venturi-gen review against HEAD: {classes}; fails: 2 change(s) break jobs already stored"
+
+    markdown = repo.gen("review", "--against", "HEAD", "--format", "markdown")
+    assert markdown.code == 1
+    lines = markdown.out.splitlines()
+    assert lines[2] == (
+        "**1 breaking**, 1 deploy producers first, 1 deploy workers first; 2 task(s) touched. "
+        "2 change(s) break jobs already stored: **the review fails**."
+    )
+    finding_rows = (re.match(r"\| \**([a-z ]+?)\** \| `[A-Z_]+` ", line) for line in lines)
+    rows = [row.group(1) for row in finding_rows if row]
+    assert sorted(rows) == ["breaking", "deploy producers first", "deploy workers first"]
+
+    text = repo.gen("review", "--against", "HEAD")
+    assert text.code == 1 and text.out.splitlines()[-1] == verdict
+    assert "error[FIELD_REMOVED]" in text.out, "still an error: it breaks jobs already stored"
+
+    code, document = _review(repo)
+    assert code == 1
+    assert document["summary"] == {"breaking": 1, "deploy producers first": 1, "deploy workers first": 1,
+                                   "safe": 0, "failing": 2}  # fmt: skip
+    shown = [d["class"] for d in document["diagnostics"]]
+    assert {c: shown.count(c) for c in ("breaking", "deploy producers first", "deploy workers first", "safe")} == {
+        c: n for c, n in document["summary"].items() if c != "failing"
+    }
+    assert sum(d["severity"] == "error" for d in document["diagnostics"]) == document["summary"]["failing"]
+
+    github = repo.gen("review", "--against", "HEAD", "--format", "github")
+    assert github.code == 1
+    annotations = github.out.splitlines()
+    assert annotations[-1] == f"::notice title=venturi-gen review::{verdict}"
+    removed = next(line for line in annotations if "FIELD_REMOVED" in line)
+    assert removed.startswith("::error ") and "Class: deploy producers first." in removed
 
 
 @needs_git
@@ -423,15 +471,65 @@ def test_errors_in_the_new_declarations_come_first(repo: Project) -> None:
     result = repo.gen("review", "--against", "HEAD")
     assert result.code == 1
     assert f"{DECL}:{_line_of(repo, '      order_id:')}:17: error[UNKNOWN_TYPE]" in result.err
-    assert "errors in the declarations; nothing was reviewed" in result.err
+    assert result.err.endswith(
+        "venturi-gen review: nothing was reviewed: the declarations do not validate (2 errors)\n"
+    )
 
 
 @needs_git
-def test_a_base_that_does_not_validate_is_skipped_with_a_warning(repo: Project) -> None:
+def test_markdown_reports_errors_in_the_new_declarations_on_stdout(repo: Project) -> None:
+    # The CI recipe posts stdout as the pull-request comment: an empty one said nothing.
+    _change(repo, "    kind: shop.cleanup\n", "    kind: shop.send_receipt\n")
+    result = repo.gen("review", "--against", "HEAD", "--format", "markdown")
+    assert result.code == 1
+    lines = result.out.splitlines()
+    assert lines[:3] == [
+        "## venturi-gen review against `HEAD`", "", "**Nothing was reviewed**: the declarations do not validate.",
+    ]
+    assert any(line.startswith(f"- `{DECL}:") and "error[DUPLICATE_KIND]" in line for line in lines), lines
+    assert "error[DUPLICATE_KIND]" in result.err, "the CI log shows them too"
+
+
+@needs_git
+@pytest.mark.parametrize("format", ["text", "markdown", "json", "github"])
+def test_a_base_that_does_not_validate_is_an_error_where_it_is(repo: Project, format: str) -> None:
+    # Skipped, its tasks would all look added (TASK_ADDED): any breaking change would pass.
+    _change(repo, "      order_id: int\n", "      order_id: integer\n")
+    _git(repo, "commit", "-q", "-am", "broken")
+    line = _line_of(repo, "      order_id:")
+    _change(repo, "      order_id: integer\n", "      order_id: string\n")  # breaking
+    result = repo.gen("review", "--against", "HEAD", "--format", format)
+    assert result.code == 1
+    message = "in the base (HEAD): UNKNOWN_TYPE: "
+    reason = "the base HEAD does not validate (--allow-invalid-base compares its valid files and skips the others)"
+    if format == "json":
+        document = json.loads(result.out)
+        assert (document["ok"], document["reviewed"], document["reason"]) == (False, False, reason)
+        diagnostic = document["diagnostics"][0]  # the unknown type; the dedup key then fails to resolve
+        assert (diagnostic["code"], diagnostic["line"], diagnostic["severity"]) == ("REVIEW_BASE_INVALID", line, "error")
+        assert diagnostic["message"].startswith(message)
+    elif format == "github":
+        assert result.out.startswith(f"::error file={DECL},line={line},col=17,title=venturi-gen REVIEW_BASE_INVALID::")
+        assert result.out.splitlines()[-1] == (
+            f"::notice title=venturi-gen review::venturi-gen review: nothing was reviewed: {reason} (2 errors)"
+        )
+    else:
+        assert f"{DECL}:{line}:17: error[REVIEW_BASE_INVALID]: {message}" in result.err
+        assert result.err.endswith(f"venturi-gen review: nothing was reviewed: {reason} (2 errors)\n")
+        assert "TASK_ADDED" not in result.out
+        if format == "markdown":
+            assert f"**Nothing was reviewed**: {reason}." in result.out
+            assert f"- `{DECL}:{line}:17` error[REVIEW_BASE_INVALID]: {message}" in result.out
+        else:
+            assert result.out == ""
+
+
+@needs_git
+def test_allow_invalid_base_skips_such_a_file_with_a_warning(repo: Project) -> None:
     _change(repo, "      order_id: int\n", "      order_id: integer\n")
     _git(repo, "commit", "-q", "-am", "broken")
     _change(repo, "      order_id: integer\n", "      order_id: int\n")
-    result = repo.gen("review", "--against", "HEAD")
+    result = repo.gen("review", "--against", "HEAD", "--allow-invalid-base")
     assert result.code == 0
     assert f"{DECL}:1:1: warning[REVIEW_BASE_INVALID]" in result.out
 

@@ -188,3 +188,30 @@ def test_a_dropped_step_leaves_its_stub_reported_as_orphaned(versioned: Project)
         "delete the file, or declare the step in the task's upgrades again"
     ) in result.err
     assert (versioned.root / "upgrades/send_receipt_from_v2.py").exists()
+
+
+def test_a_step_past_a_version_without_a_shape_says_where_it_leads(project: Project) -> None:
+    # Version 3 declares only v1: version 2 stored version 3's shape (a version without a
+    # step stored the same shape as the next one), so the step from 1 returns the current one.
+    project.write("t.yaml", """
+    venturi: 1
+    module: shop
+    tasks:
+      Ship:
+        kind: ship
+        version: 3
+        payload:
+          order_id: int
+        upgrades:
+          v1:
+            payload:
+              order: int
+    """)
+    assert project.gen("t.yaml").code == 0
+    stub = project.read("upgrades/ship_from_v1.py")
+    assert '"""Upgrades Ship jobs (ship) stored by version 1 to version 3 (the current one).\n' in stub
+    words = " ".join(stub.split())
+    assert "Version 2 declares no shape of its own under ``upgrades``: it stored the same as version 3." in words
+    assert "to version 2" not in stub
+    assert "def upgrade_payload(old: ShipV1) -> Ship:" in stub
+    assert '"""The payload of Ship stored by version 1, as version 3 declares it.' in stub

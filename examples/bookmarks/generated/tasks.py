@@ -15,12 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Self
+from typing import Any, Self
 
-from venturi import Backoff, Merge, NoCarry, Pending, Priority, Replace, Task, codec
-
-if TYPE_CHECKING:
-    from ulid import ULID
+from venturi import Backoff, Merge, NoCarry, Pending, Priority, Replace, Task, codec, lazy_types
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -35,7 +32,7 @@ class FetchBookmark(Task[NoCarry]):
     RETENTION = None
 
     #: The bookmark whose page is fetched.
-    bookmark_id: ULID
+    bookmark_id: lazy_types.ULID
     url: str
 
     def priority(self) -> Priority:

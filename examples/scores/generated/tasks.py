@@ -46,6 +46,7 @@ class RecomputeScores(Task[NoCarry]):
     OUTPUT = RecomputeScoresOutput
     TIMEOUT = None
     RETENTION = None
+    MERGE_MODULE = "examples.scores.merges.recompute_scores"
 
     league: str
     user_ids: tuple[int, ...]

@@ -19,6 +19,7 @@ from typing import Any, TypeGuard
 
 from venturi._codec_protocol import NoCarry
 from venturi._task import RESERVED_KIND_PREFIX, Task
+from venturi._unfilled import require_written_merge
 from venturi.errors import ConfigurationError
 from venturi.worker._handler import Handler
 
@@ -99,6 +100,7 @@ def registration_for(handler: object) -> Registration:
             f"(an unfilled stub?). Write the body of {name}.handle in {type(handler).__module__} "
             "and remove its @abstractmethod line"
         )
+    require_written_merge(task_cls)
     timeout = task_cls.TIMEOUT
     if timeout is not None and timeout <= timedelta(0):
         raise ConfigurationError(f"task {task_cls.__qualname__}.TIMEOUT must be positive, got {timeout}")

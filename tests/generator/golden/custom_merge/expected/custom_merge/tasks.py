@@ -43,6 +43,7 @@ class AggregateScores(Task[AggregateScoresCarry]):
     OUTPUT = None
     TIMEOUT = None
     RETENTION = None
+    MERGE_MODULE = "merges.aggregate_scores"
 
     group: str
     user_ids: tuple[int, ...]

@@ -15,12 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
-from typing import TYPE_CHECKING, Any, Self
+from typing import Any, Self
 
-from venturi import Keep, Merge, NoCarry, Pending, Priority, Replace, Task, codec
-
-if TYPE_CHECKING:
-    from ulid import ULID
+from venturi import Keep, Merge, NoCarry, Pending, Priority, Replace, Task, codec, lazy_types
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,7 +77,7 @@ class ChargeCard(Task[NoCarry]):
     RETENTION = None
 
     account: Account
-    invoice: ULID
+    invoice: lazy_types.ULID
     due: date
 
     def priority(self) -> Priority:

@@ -20,8 +20,7 @@ from decimal import Decimal
 from typing import Any, Self
 from uuid import UUID
 
-from ulid import ULID
-from venturi import NoCarry, Priority, Task, codec
+from venturi import NoCarry, Priority, Task, codec, lazy_types
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -60,7 +59,9 @@ class Schedule(Task[NoCarry]):
     )
     day: date = date(2024, 2, 29)
     request: UUID = field(default_factory=lambda: UUID("6f1c1b6a-3c1e-4d57-9a0b-2b9f2f3b7c11"))
-    trace: ULID = field(default_factory=lambda: ULID.from_str("01HZX3Y5F2Q7K9M8N6P4R2T0VW"))
+    trace: lazy_types.ULID = field(
+        default_factory=lambda: lazy_types.ULID.from_str("01HZX3Y5F2Q7K9M8N6P4R2T0VW")
+    )
     tags: tuple[str, ...] = ("a", "b")
     one: tuple[int, ...] = (1,)
     limits: Mapping[str, int] = field(default_factory=lambda: {"low": 1, "high": 9})

@@ -88,6 +88,9 @@ class RecalculateTheShippingQuotesForEveryPendingOrderInTheWarehouseRegion(
     OUTPUT = RecalculateTheShippingQuotesForEveryPendingOrderInTheWarehouseRegionOutput
     TIMEOUT = timedelta(minutes=90)
     RETENTION = timedelta(days=7)
+    MERGE_MODULE = (
+        "merges.recalculate_the_shipping_quotes_for_every_pending_order_in_the_warehouse_region"
+    )
 
     warehouse_region_identifier_as_assigned_by_the_logistics_team: str
     the_priority_level_of_this_recalculation_request_for_the_warehouse: (

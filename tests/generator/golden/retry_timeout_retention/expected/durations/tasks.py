@@ -15,12 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Self
+from typing import Any, Self
 
-from venturi import Backoff, NoCarry, Priority, Task, codec
-
-if TYPE_CHECKING:
-    from ulid import ULID
+from venturi import Backoff, NoCarry, Priority, Task, codec, lazy_types
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -34,7 +31,7 @@ class ResizeImage(Task[NoCarry]):
     TIMEOUT = timedelta(seconds=45)
     RETENTION = timedelta(days=7)
 
-    image_id: ULID
+    image_id: lazy_types.ULID
 
     def priority(self) -> Priority:
         return Priority.NORMAL

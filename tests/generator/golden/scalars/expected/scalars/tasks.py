@@ -16,13 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Self
+from typing import Any, Self
 from uuid import UUID
 
-from venturi import NoCarry, Priority, Task, codec
-
-if TYPE_CHECKING:
-    from ulid import ULID
+from venturi import NoCarry, Priority, Task, codec, lazy_types
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -44,7 +41,7 @@ class RecordEvent(Task[NoCarry]):
     at: datetime
     day: date
     request_id: UUID
-    event_id: ULID
+    event_id: lazy_types.ULID
     amount: Decimal
 
     def priority(self) -> Priority:

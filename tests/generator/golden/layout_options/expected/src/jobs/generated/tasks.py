@@ -30,6 +30,7 @@ class ExpireSessions(Task[NoCarry]):
     OUTPUT = None
     TIMEOUT = None
     RETENTION = None
+    MERGE_MODULE = "jobs.merge_rules.expire_sessions"
 
     before: datetime
 
