@@ -18,9 +18,10 @@ import asyncio
 import inspect
 import logging
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
+from venturi._clock import utcnow
 from venturi._ids import new_lease_token
 from venturi.storage._protocol import AsyncNotifier, AsyncStorage
 from venturi.storage._run_types import ClaimedJob, ClaimRequest
@@ -109,7 +110,7 @@ class Claimer:
                 # Consumers free now start the first jobs at once: the claim marks those.
                 start=max(0, config.concurrency - capacity.in_flight),
             )
-            now = datetime.now(UTC)
+            now = utcnow()
             # Before the claim: a due time noted while it runs may be one it cannot see.
             self._due.claimed(now)
             try:
@@ -177,7 +178,7 @@ class Claimer:
         or until no more than ``wake_at`` jobs are in flight, or until an earlier due time
         is noted, or until stopped."""
         due = self._due
-        timeout = due.sleep_for(poll, datetime.now(UTC))
+        timeout = due.sleep_for(poll, utcnow())
         notified: asyncio.Task[bool] | None = None
         with self._capacity.room(wake_at) as wake:
             if wake is None:
