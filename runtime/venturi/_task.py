@@ -153,8 +153,9 @@ class Task(Generic[C]):
         A task without carry (``NoCarry``) has one shape in every version, the empty
         object, so its version does not matter: a job a newer release stored reads here
         with its payload too new, not its carry too (the worker skips it the same way)."""
-        if version is None or version == cls.VERSION or cls.CARRY is NoCarry:
-            carry: C = cls.CARRY.from_json(data)
+        shape: Any = cls.CARRY  # typed Any: comparing it with NoCarry must not narrow C
+        if version is None or version == cls.VERSION or shape is NoCarry:
+            carry: C = shape.from_json(data)
             return carry
         upgraded: C = decode_versioned(
             data, version, current=cls.VERSION, target=cls.CARRY, decode=cls.CARRY.from_json,
