@@ -37,7 +37,10 @@ class JournalEntry(NamedTuple):
     time); merges record the run count the job had when the merge happened.
     ``note`` is the run's conclusion (the outcome's note, or the error message
     for a failure); ``attachment`` is the structured evidence the handler set
-    on its context; ``decision`` names the merge decision for merge entries.
+    on its context; ``decision`` names the merge decision for merge entries;
+    ``traceback`` is where a run failed with an exception other than a ``TaskError``
+    (bounded: its innermost frames), read by ``Queue.get`` and ``venturi jobs show``
+    (a run's ``Context.history`` leaves it out: handlers decide from codes, not stacks).
 
     A ``NamedTuple`` rather than a frozen dataclass: the worker builds one per
     run, and a frozen dataclass's ``__init__`` (``object.__setattr__`` per
@@ -52,6 +55,7 @@ class JournalEntry(NamedTuple):
     error_code: str | None = None
     error_message: str | None = None
     decision: str | None = None
+    traceback: str | None = None
 
     @property
     def is_failure(self) -> bool:
@@ -59,7 +63,7 @@ class JournalEntry(NamedTuple):
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"at": self.at.isoformat(), "run": self.run, "event": str(self.event)}
-        for key in ("note", "attachment", "error_code", "error_message", "decision"):
+        for key in ("note", "attachment", "error_code", "error_message", "decision", "traceback"):
             value = getattr(self, key)
             if value is not None:
                 data[key] = value
@@ -76,6 +80,7 @@ class JournalEntry(NamedTuple):
             error_code=data.get("error_code"),
             error_message=data.get("error_message"),
             decision=data.get("decision"),
+            traceback=data.get("traceback"),
         )
 
 

@@ -15,7 +15,11 @@ producers' ``Queue`` and to the ``Worker``:
   per queue (``venturi.queue``) the gauges ``venturi.queue.depth`` (pending
   jobs), ``venturi.queue.ready``, ``venturi.queue.oldest_ready_age`` (seconds)
   and ``venturi.queue.paused`` (0 or 1), from the worker's periodic sample
-  (``WorkerConfig.sample_interval``).
+  (``WorkerConfig.sample_interval``). Every queue the worker serves, and every
+  queue seen in an earlier sample, is reported: an empty one reads 0, so a
+  drained queue's series stay (an alert on them does not go blank). A paused
+  queue keeps counting its backlog: depth and ready are its pending and due
+  jobs (waiting, not claimed), and ``venturi.queue.paused`` reads 1.
 
 Only the OpenTelemetry API is imported here; the application sets up the SDK
 (providers, exporters) as usual, or passes providers explicitly.
@@ -175,7 +179,12 @@ class OtelHooks(Hooks):
         span.end(end_time=start_ns + duration_ns)
 
     def queues_sampled(self, queues: Sequence[QueueStats]) -> None:
-        self._queues = tuple(queues)
+        # A queue seen before and absent now is empty (storage reports only queues that
+        # hold jobs or are paused): it reads 0 rather than its series vanishing.
+        latest = {stats.queue: stats for stats in queues}
+        for seen in self._queues:
+            latest.setdefault(seen.queue, QueueStats(seen.queue))
+        self._queues = tuple(latest.values())
         self._sampled_at = time.time()
 
     # -- helpers ----------------------------------------------------------------------------

@@ -17,7 +17,14 @@ database; ``enqueued``/``assert_enqueued`` read back what was enqueued, typed::
     venturi.testing.assert_enqueued(queue, FetchBookmark, payload=FetchBookmark(bookmark_id, url))
 
 ``drain(queue, handlers, state)`` then runs a real worker over that database
-until no ready job is left.
+until no ready job is left. ``run_until_complete(queue, handlers, state)`` goes
+on past paused, retried and delayed jobs: on a ``FakeClock`` the test controls,
+it moves the clock to the next job's due time instead of waiting for it, until
+no job is pending::
+
+    clock = venturi.testing.FakeClock()
+    venturi.testing.run_until_complete_sync(queue, [ReindexCatalogHandler()], catalog, clock=clock)
+    assert clock.now - start >= timedelta(minutes=10)  # ten pauses of a minute, in milliseconds
 """
 
 from __future__ import annotations
@@ -34,6 +41,13 @@ from venturi._ids import new_job_id, new_lease_token
 from venturi._journal import JournalEntry
 from venturi._queue import Queue
 from venturi._task import Task
+from venturi._testing_worker import (
+    FakeClock,
+    drain,
+    drain_sync,
+    run_until_complete,
+    run_until_complete_sync,
+)
 from venturi.storage._admin_types import JobFilter
 from venturi.storage._run_types import ClaimedJob, Resolution, RunResult
 from venturi.storage._types import JobState
@@ -44,13 +58,12 @@ from venturi.worker._handler import Handler
 from venturi.worker._outcome import Outcome, is_outcome
 from venturi.worker._registry import registration_for
 from venturi.worker._resolve import KEEP_CARRY, Policy, RunEnd, resolve
-from venturi.worker._stats import WorkerStats
-from venturi.worker._worker import Worker
 
 T = TypeVar("T", bound=Task[Any])
 C = TypeVar("C")
 
 __all__ = [
+    "FakeClock",
     "HandlerResult",
     "assert_enqueued",
     "drain",
@@ -60,6 +73,8 @@ __all__ = [
     "memory_queue",
     "run_handler",
     "run_handler_sync",
+    "run_until_complete",
+    "run_until_complete_sync",
 ]
 
 
@@ -276,40 +291,3 @@ def _kind(task_cls: type[Task[Any]]) -> str:
     if not isinstance(kind, str):
         raise TypeError(f"{task_cls!r} is not a venturi Task class with a KIND")
     return kind
-
-
-# -- a real worker over the same database -----------------------------------------------
-
-
-async def drain(
-    queue: Queue,
-    handlers: Iterable[Handler[Any, Any, Any]],
-    state: Any = None,
-    *,
-    config: WorkerConfig | None = None,
-) -> WorkerStats:
-    """Run a worker with ``handlers`` over ``queue``'s database until no ready job is left.
-
-    Works with ``memory_queue()`` (the worker shares its connection) and with
-    any SQLite-file ``Queue``.
-    """
-    from venturi.storage.sqlite import AsyncSqliteStorage, SqliteStorage
-
-    storage = queue.storage
-    if not isinstance(storage, SqliteStorage):
-        raise TypeError("drain() runs over a SQLite Queue (memory_queue() or a file)")
-    config = config if config is not None else WorkerConfig(install_signal_handlers=False)
-    worker: Worker[Any] = Worker(state, AsyncSqliteStorage(storage), config=config, migrate=False)
-    for handler in handlers:
-        worker.register(handler)
-    return await worker.run_until_idle()
-
-
-def drain_sync(
-    queue: Queue,
-    handlers: Iterable[Handler[Any, Any, Any]],
-    state: Any = None,
-    *,
-    config: WorkerConfig | None = None,
-) -> WorkerStats:
-    return asyncio.run(drain(queue, handlers, state, config=config))

@@ -154,6 +154,7 @@ def finish_queue(
     error_message: str | None = None,
     output: str | None = None,
     purge_after: datetime | None = None,
+    traceback: str | None = None,
 ) -> list[str]:
     """Claim every ready job of ``kinds`` in ``queue`` and end its run with ``resolution``."""
 
@@ -185,6 +186,7 @@ def finish_queue(
                         attachment=attachment,
                         error_code=error_code,
                         error_message=error_message,
+                        traceback=traceback,
                     ),
                     output=output,
                     error_code=error_code,

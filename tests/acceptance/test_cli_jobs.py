@@ -22,6 +22,12 @@ from tests.acceptance.cli_fixtures import (
 from tests.acceptance.cli_tasks import Explode, Greet
 
 UNKNOWN_ID = "01J00000000000000000000000"
+TRACEBACK = (
+    "Traceback (most recent call last):\n"
+    '  File "app/disk.py", line 7, in write\n'
+    "    os.write(fd, data)\n"
+    "OSError: no space left on device\n"
+)
 
 
 def _dead_job(database: str) -> str:
@@ -35,6 +41,7 @@ def _dead_job(database: str) -> str:
         attachment={"disk": "/dev/sda1", "free": 0},
         error_code="disk_full",
         error_message="no space left on device",
+        traceback=TRACEBACK,
     )
     return job_id
 
@@ -99,6 +106,9 @@ def test_show_has_payload_carry_error_and_every_journal_entry(database: str) -> 
         "run 1  dead",
         "gave up",
         '{"disk":"/dev/sda1","free":0}',
+        '      traceback:  Traceback (most recent call last):\n',
+        '                    File "app/disk.py", line 7, in write\n',
+        "                  OSError: no space left on device\n",
     ):
         assert fragment in out, f"{fragment!r} not in:\n{out}"
     # Journal times to the millisecond: runs a few milliseconds apart stay apart.
@@ -118,6 +128,7 @@ def test_show_has_payload_carry_error_and_every_journal_entry(database: str) -> 
     assert entry["note"] == "gave up"
     assert entry["attachment"] == {"disk": "/dev/sda1", "free": 0}
     assert entry["error_code"] == "disk_full"
+    assert entry["traceback"] == TRACEBACK
 
 
 def test_cancel_pending_then_again_then_a_finished_job(database: str) -> None:

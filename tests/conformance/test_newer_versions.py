@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, ClassVar, Self
 
-from venturi import Hooks, JobState, JournalEvent, RunEvent, RunOutcome, Task, codec
+from venturi import Hooks, JobState, JournalEvent, NoCarry, Queue, RunEvent, RunOutcome, Task, codec
 from venturi._clock import utcnow
 from venturi.storage import EnqueueRequest, Resolution, StoredJob
 from venturi.worker import Context, Handler, Outcome, Worker, WorkerConfig, WorkerStats
@@ -184,3 +184,32 @@ async def test_a_carry_of_a_newer_version_is_left_for_a_newer_worker(backend: Ba
     assert [e.event for e in stored.journal] == [
         JournalEvent.PAUSED, JournalEvent.RETURNED, JournalEvent.COMPLETED
     ]
+
+
+@dataclass(frozen=True)
+class Carefree(Task[Any]):
+    """A task without carry, at version 1; a release later stores it at version 2."""
+
+    KIND: ClassVar[str] = "conformance.carefree"
+    name: str
+
+    def to_json(self) -> Any:
+        return {"name": self.name}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Self:
+        obj = codec.expect_object(data, "$", required=frozenset({"name"}), allowed=frozenset({"name"}))
+        return cls(codec.expect_str(obj["name"], "$.name"))
+
+
+async def test_a_newer_job_of_a_task_without_carry_reads_with_only_its_payload_too_new(
+    backend: Backend,
+) -> None:
+    """Queue.get from the older release: the payload is too new, and that is all; the
+    carry of a task that has none is the empty one whatever version stamped it."""
+    fresh = request(Carefree("a"))
+    [job] = await backend.storage.enqueue([EnqueueRequest(fresh.job._replace(version=2), None)])
+    info = Queue(backend.sync, migrate=False).get(job.job_id, Carefree)
+    assert [failure.field for failure in info.decode_failures] == ["payload"]
+    assert "stored by version 2" in info.decode_failures[0].message
+    assert isinstance(info.carry, NoCarry)

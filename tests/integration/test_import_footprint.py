@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -110,3 +111,39 @@ except AttributeError as exc:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == f"module {package!r} has no attribute 'NoSuchName'"
+
+
+def test_a_sync_queue_on_sqlite_never_imports_asyncio(tmp_path: Any) -> None:
+    """A short-lived process enqueueing on SQLite (a cron script, a CLI) pays nothing for
+    asyncio (about 40 ms): enqueue, enqueue_many, get, wait and cancel stay synchronous."""
+    code = f"""
+import json, sys
+from dataclasses import dataclass
+from typing import Any, ClassVar
+from venturi import Queue, Task
+from venturi.errors import JobWaitTimeout
+
+@dataclass(frozen=True)
+class Ping(Task[Any]):
+    KIND: ClassVar[str] = "ping"
+    n: int
+    def to_json(self) -> Any:
+        return {{"n": self.n}}
+    @classmethod
+    def from_json(cls, data: Any) -> "Ping":
+        return cls(data["n"])
+
+with Queue("sqlite:///{tmp_path / 'jobs.db'}") as queue:
+    job_id = queue.enqueue(Ping(1)).job_id
+    queue.enqueue_many([Ping(2), Ping(3)])
+    queue.get(job_id)
+    try:
+        queue.wait(job_id, timeout=0.01)
+    except JobWaitTimeout:
+        pass  # no worker: the wait polls, then times out
+    queue.cancel(job_id)
+print(json.dumps(["asyncio" in sys.modules, "venturi.storage.sqlite._storage_async" in sys.modules]))
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == [False, False]

@@ -4,8 +4,10 @@ own span; the metrics after a drain of known outcomes. On SQLite and PostgreSQL.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +24,10 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 from venturi import Queue
 from venturi.otel import OtelHooks
+from venturi.storage import QueueStats
 from venturi.worker import Context, Handler, Outcome, Worker
 
-from tests.integration._workers.support import fast_config
+from tests.integration._workers.support import eventually, fast_config, stop
 from tests.integration.test_hooks import Fated, FatedHandler, Seen
 
 
@@ -188,4 +191,67 @@ async def test_metrics_after_a_drain_of_known_outcomes(
     run_spans = _by_name(exporter.get_finished_spans(), f"venturi run {Fated.KIND}")
     assert len(run_spans) == 6
     assert sum(1 for s in run_spans if s.status.status_code is StatusCode.ERROR) == 2
+    meters.shutdown()
+
+
+async def test_queue_gauges_read_zero_after_a_drain_and_a_paused_queue_keeps_its_backlog(
+    database: str, spans: tuple[TracerProvider, InMemorySpanExporter]
+) -> None:
+    """The series of a drained queue, of a served queue never used and of a queue seen
+    earlier stay, at 0; a paused queue reports its pending jobs and paused = 1."""
+    provider, _ = spans
+    reader = InMemoryMetricReader()
+    meters = MeterProvider(metric_readers=[reader])
+    hooks = OtelHooks(tracer_provider=provider, meter_provider=meters)
+    served = ("default", "reports", "idle")
+    with Queue(database) as queue:
+        queue.enqueue_many([Fated(1), Fated(2)])
+        for n in range(3):
+            queue.enqueue(Fated(10 + n), queue="held")
+        queue.pause_queue("held", reason="maintenance")
+        config = fast_config(queues=served, sample_interval=0.05)
+        worker = Worker(Seen(), database, config=config, hooks=[hooks]).register(FatedHandler())
+        running = asyncio.create_task(worker.run())
+
+        def gauges() -> dict[str, dict[str, Any]]:
+            points = _points(reader) if reader.get_metrics_data() is not None else {}
+            return {
+                name: {p.attributes["venturi.queue"]: p.value for p in points.get(name, [])}
+                for name in ("venturi.queue.depth", "venturi.queue.ready", "venturi.queue.paused")
+            }
+
+        try:
+            await eventually(
+                lambda: gauges()["venturi.queue.depth"].get("default") == 0, what="a sample after the drain"
+            )
+            held = gauges()
+            # Paused with three jobs: they are its backlog still, and it says it is paused.
+            assert (held["venturi.queue.depth"]["held"], held["venturi.queue.paused"]["held"]) == (3, 1)
+            queue.resume_queue("held")
+            queue.cancel_jobs(queues=("held",))
+            await eventually(
+                lambda: gauges()["venturi.queue.depth"].get("held") == 0, what="the held queue emptied"
+            )
+        finally:
+            await stop(worker, running)
+    seen = gauges()
+    assert seen["venturi.queue.depth"] == {"default": 0, "reports": 0, "idle": 0, "held": 0}
+    assert seen["venturi.queue.paused"] == {"default": 0, "reports": 0, "idle": 0, "held": 0}
+    meters.shutdown()
+
+
+def test_a_paused_queue_reports_its_backlog_and_paused() -> None:
+    reader = InMemoryMetricReader()
+    meters = MeterProvider(metric_readers=[reader])
+    hooks = OtelHooks(meter_provider=meters)
+    at = datetime.now(UTC)
+    hooks.queues_sampled([QueueStats("held", paused_at=at, pending=3, ready=3, oldest_ready_at=at)])
+    points = _points(reader)
+    assert [(p.attributes["venturi.queue"], p.value) for p in points["venturi.queue.depth"]] == [("held", 3)]
+    assert [p.value for p in points["venturi.queue.ready"]] == [3]
+    assert [p.value for p in points["venturi.queue.paused"]] == [1]
+    hooks.queues_sampled([])  # resumed and emptied: storage no longer reports it
+    points = _points(reader)
+    assert [(p.attributes["venturi.queue"], p.value) for p in points["venturi.queue.depth"]] == [("held", 0)]
+    assert [p.value for p in points["venturi.queue.paused"]] == [0]
     meters.shutdown()

@@ -63,6 +63,7 @@ def journal_json(entry: JournalEntry) -> dict[str, Any]:
         "error_code": entry.error_code,
         "error_message": entry.error_message,
         "decision": entry.decision,
+        "traceback": entry.traceback,
     }
 
 
@@ -142,6 +143,8 @@ def _write_entry(entry: JournalEntry, out: TextIO) -> None:
     if entry.error_code or entry.error_message:
         error = f"{entry.error_code or 'error'}: {entry.error_message or ''}".rstrip(": ")
         details.append(("error", error))
+    if entry.traceback:  # where a run failed (an unexpected exception), innermost frames last
+        details.append(("traceback", entry.traceback))
     if entry.attachment is not None:
         details.append(("attachment", compact_json(entry.attachment)))
     for label, value in details:

@@ -224,14 +224,15 @@ def journal_entry_careful(
     attachment: Callable[[Any], Any],
 ) -> tuple[JournalEntry | None, list[DecodeFailure]]:
     """One journal entry from ``(at, run, event, note, attachment, error_code,
-    error_message, decision)`` that did not read the fast way, with what failed.
+    error_message, decision[, traceback])`` that did not read the fast way, with what failed.
 
     An entry whose event this runtime does not know is left out of the journal
     (the failure says what it was): the journal is read by handlers deciding
     their fate, and a guessed event would mislead them.
     """
     read = Reader(time, prefix=f"journal[{index}].")
-    at, run, event, note, raw_attachment, error_code, error_message, decision = values
+    at, run, event, note, raw_attachment, error_code, error_message, decision = values[:8]
+    traceback = values[8] if len(values) > 8 else None  # read by Queue.get's journal only
     try:
         kind = JournalEvent(event)
     except ValueError:
@@ -252,5 +253,6 @@ def journal_entry_careful(
         error_code=read.text("error_code", error_code, optional=True),
         error_message=read.text("error_message", error_message, optional=True),
         decision=read.text("decision", decision, optional=True),
+        traceback=read.text("traceback", traceback, optional=True),
     )
     return entry, read.failures

@@ -5,7 +5,7 @@ the database refuses would fail the whole batch: healthy runs would be
 retried until the backstop, or left running until their leases expire,
 because of one handler's odd exception message. So the texts of a result —
 the journal entry's note, error code, error message and decision, the
-result's own error code and message — are stored in a safe form when they
+result's own error code and message, a failed run's traceback — are stored in a safe form when they
 cannot be stored as they are: a NUL character is written ``\\x00``, a lone
 surrogate ``\\udXXX``, and ``ESCAPED_MARK`` is appended so that the stored text
 says it was changed. An attachment with such strings is stored escaped
@@ -88,6 +88,9 @@ def _storable(result: RunResult) -> bool:
     text = entry.decision
     if text is not None and (NUL in text or not (text.isascii() or _utf8(text))):
         return False
+    text = entry.traceback
+    if text is not None and (NUL in text or not (text.isascii() or _utf8(text))):
+        return False
     text = result.error_message
     if text is not None and (NUL in text or not (text.isascii() or _utf8(text))):
         return False
@@ -110,6 +113,7 @@ def storable_result(result: RunResult) -> RunResult:
         error_code=storable_text(entry.error_code),
         error_message=storable_text(entry.error_message),
         decision=storable_text(entry.decision),
+        traceback=storable_text(entry.traceback),
     )
     return result._replace(
         journal_entry=fixed_entry,

@@ -24,6 +24,11 @@ def resolve_url(url: str | None) -> str:
     return url or os.environ.get(ENV_VAR) or DEFAULT_DATABASE_URL
 
 
+def uses_the_default(url: str | None) -> bool:
+    """Whether ``resolve_url(url)`` falls back to ``DEFAULT_DATABASE_URL`` (nothing given)."""
+    return not url and not os.environ.get(ENV_VAR)
+
+
 def url_scheme(url: str) -> str:
     """``postgresql`` for a PostgreSQL URL or keyword/value string, ``sqlite`` for the rest."""
     if is_postgres(url):

@@ -10,7 +10,6 @@ while its listening connection is down.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Awaitable, Callable
 
@@ -46,6 +45,8 @@ async def poll_async(
     read: Callable[[], Awaitable[StoredJob | None]], timeout: float
 ) -> StoredJob | None:
     """The asyncio twin of ``poll``."""
+    import asyncio  # here: a sync producer (Queue on SQLite) never pays for loading asyncio
+
     deadline = time.monotonic() + timeout
     delay = FIRST_DELAY_S
     while True:

@@ -7,6 +7,9 @@ the first included, it runs the admission reconciler. With nothing (more)
 ready it sleeps ``poll_interval``, or until a notification, or until a run
 ends and its result is written: that result may make a job ready at once (a
 zero pause, an immediate retry) or free a concurrency key that held jobs back.
+When it knows a job is due sooner than that (``DueTimes``: its own pauses and
+retries, its scheduler's slots, a delayed enqueue announced by PostgreSQL), it
+sleeps only until then.
 """
 
 from __future__ import annotations
@@ -15,13 +18,16 @@ import asyncio
 import inspect
 import logging
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
+from typing import Any
 
+from venturi._clock import utcnow
 from venturi._ids import new_lease_token
 from venturi.storage._protocol import AsyncNotifier, AsyncStorage
 from venturi.storage._run_types import ClaimedJob, ClaimRequest
 from venturi.worker._capacity import Capacity
 from venturi.worker._config import WorkerConfig, seconds
+from venturi.worker._due import DueTimes
 from venturi.worker._flusher import Flusher
 from venturi.worker._pace import Pace
 
@@ -44,6 +50,7 @@ class Claimer:
         request_stop: Callable[[], None],
         notifier: AsyncNotifier | None,
         until_idle: bool,
+        due: DueTimes | None = None,
     ) -> None:
         self._capacity = capacity
         self._flusher = flusher
@@ -54,6 +61,7 @@ class Claimer:
         self._kinds = kinds
         self._notifier = notifier
         self._until_idle = until_idle
+        self._due = DueTimes() if due is None else due
         self._batch = config.effective_claim_batch
         prefetch = config.effective_prefetch
         #: None: measured as the runs go (adaptive); else the fixed number held ahead.
@@ -102,8 +110,11 @@ class Claimer:
                 # Consumers free now start the first jobs at once: the claim marks those.
                 start=max(0, config.concurrency - capacity.in_flight),
             )
+            now = utcnow()
+            # Before the claim: a due time noted while it runs may be one it cannot see.
+            self._due.claimed(now)
             try:
-                jobs = await self._storage.claim(request, now=datetime.now(UTC))
+                jobs = await self._storage.claim(request, now=now)
             except Exception:
                 log.exception(
                     "claim failed; retrying after the poll interval", extra={"event": "claim_error"}
@@ -162,27 +173,32 @@ class Claimer:
             except TimeoutError:
                 pass
 
-    async def _idle(self, timeout: float, *, wake_at: int = -1) -> None:
-        """No ready work: sleep ``timeout``, or until notified, or until no more than
-        ``wake_at`` jobs are in flight, or until stopped."""
-        if self._notifier is None:
-            await self._wait_runs(wake_at, timeout)
-            return
+    async def _idle(self, poll: float, *, wake_at: int = -1) -> None:
+        """No ready work: sleep ``poll`` (less if a job is due sooner), or until notified,
+        or until no more than ``wake_at`` jobs are in flight, or until an earlier due time
+        is noted, or until stopped."""
+        due = self._due
+        timeout = due.sleep_for(poll, utcnow())
+        notified: asyncio.Task[bool] | None = None
         with self._capacity.room(wake_at) as wake:
             if wake is None:
                 return
-            notified = asyncio.create_task(
-                self._notifier.wait_for_work(self._config.queues, timeout)
-            )
-            woken = asyncio.create_task(wake.wait())
+            waits: list[asyncio.Task[Any]] = [
+                asyncio.create_task(wake.wait()),
+                asyncio.create_task(due.wait_earlier()),
+            ]
+            if self._notifier is not None:
+                notified = asyncio.create_task(
+                    self._notifier.wait_for_work(self._config.queues, timeout)
+                )
+                waits.append(notified)
             try:
-                await asyncio.wait([notified, woken], return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
             finally:
-                woken.cancel()
-                if not notified.done():
-                    notified.cancel()
-                await asyncio.wait([notified, woken])
-        if not notified.cancelled() and notified.exception() is not None:
+                for waiting in waits:
+                    waiting.cancel()
+                await asyncio.wait(waits)
+        if notified is not None and not notified.cancelled() and notified.exception() is not None:
             log.warning(
                 "waiting for notifications failed; polling instead",
                 exc_info=notified.exception(),

@@ -40,6 +40,7 @@ from venturi.worker._capacity import Capacity
 from venturi.worker._claimer import Claimer
 from venturi.worker._config import WorkerConfig, seconds
 from venturi.worker._context import Context
+from venturi.worker._due import DueTimes
 from venturi.worker._execute import execute, stored_by_newer
 from venturi.worker._flusher import Flusher
 from venturi.worker._holdups import HoldUps
@@ -81,6 +82,8 @@ class Engine:
         self._state = state
         self._config = config
         self.leases = LeaseTable()
+        #: When jobs this worker could claim are due (its pauses, retries, slots; notes).
+        self.due = DueTimes()
         self.flusher = Flusher(
             storage,
             self.leases,
@@ -88,6 +91,7 @@ class Engine:
             self.stats,
             batch=config.effective_flush_batch,
             linger=seconds(config.flush_linger),
+            due=self.due,
         )
         if self.run_hooks is not None:
             self.flusher.on_written = self.run_hooks.written
@@ -105,7 +109,7 @@ class Engine:
         )
         self.capacity = Capacity()
         #: Enqueues the slots of registered periodic tasks (nothing to do without any).
-        self.scheduler = Scheduler(storage, registry, self.stats)
+        self.scheduler = Scheduler(storage, registry, self.stats, on_enqueued=self.due.note)
         self._scheduling: asyncio.Task[None] | None = None
         notify = storage.capabilities.listen_notify and hasattr(storage, "wait_for_work")
         self._claimer = Claimer(
@@ -118,6 +122,7 @@ class Engine:
             request_stop=self.request_stop,
             notifier=storage if notify else None,  # type: ignore[arg-type]
             until_idle=until_idle,
+            due=self.due,
         )
         #: Sync handlers (``def handle``) run here: bounded, daemon threads.
         self.threads = Threads("venturi-handler", config.effective_sync_threads)

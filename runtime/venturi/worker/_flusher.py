@@ -28,6 +28,7 @@ from venturi._clock import utcnow
 from venturi.errors import BackendUnavailable, VenturiError
 from venturi.storage._protocol import AsyncStorage
 from venturi.storage._run_types import ClaimedJob, Resolution, RunResult
+from venturi.worker._due import DueTimes
 from venturi.worker._isolate import finish_isolating
 from venturi.worker._leases import LeaseTable
 from venturi.worker._outcome import TaskError
@@ -54,6 +55,7 @@ class Flusher:
         batch: int,
         linger: float,
         clock: Callable[[], datetime] = utcnow,
+        due: DueTimes | None = None,
     ) -> None:
         self._storage = storage
         self._leases = leases
@@ -62,6 +64,8 @@ class Flusher:
         self._batch = batch
         self._linger = linger
         self._clock = clock
+        #: Told when each written pause and retry is due again (the claimer wakes for it).
+        self._due = due
         self._buffer: list[RunEnd] = []
         #: Runs started and not yet ended or marked: job id -> lease token.
         self._unmarked: dict[str, str] = {}
@@ -254,6 +258,7 @@ class Flusher:
         self, ends: list[RunEnd], results: list[RunResult], held: Sequence[bool | None]
     ) -> None:
         stats = self._stats
+        due = self._due
         debug = log.isEnabledFor(logging.DEBUG)
         for end, result, ok in zip(ends, results, held, strict=True):
             resolution = result.resolution
@@ -270,8 +275,12 @@ class Flusher:
                 stats.completed += 1
             elif resolution is Resolution.PAUSED:
                 stats.paused += 1
+                if due is not None and result.run_at is not None:
+                    due.note(result.run_at)
             elif resolution is Resolution.RETRY:
                 stats.retried += 1
+                if due is not None and result.run_at is not None:
+                    due.note(result.run_at)
                 _log_failure(logging.WARNING, "run failed; retry scheduled", end, result)
                 continue
             elif resolution is Resolution.DEAD:

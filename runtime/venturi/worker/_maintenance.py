@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from venturi._clock import utcnow
 from venturi._hooks import HookSet
+from venturi.storage._admin_types import QueueStats
 from venturi.storage._protocol import AsyncStorage
 from venturi.worker._config import WorkerConfig, seconds
 from venturi.worker._holdups import HoldUps
@@ -139,9 +140,16 @@ async def report_aliases(storage: AsyncStorage, aliases: Mapping[str, str]) -> d
     return counts
 
 
-async def sample_queues(storage: AsyncStorage, hooks: HookSet) -> None:
-    """Tell the hooks each queue's backlog and oldest ready job (``queues_sampled``)."""
-    hooks.call("queues_sampled", await storage.queue_stats(now=utcnow()))
+async def sample_queues(storage: AsyncStorage, hooks: HookSet, served: Sequence[str] = ()) -> None:
+    """Tell the hooks each queue's backlog and oldest ready job (``queues_sampled``).
+
+    Storage reports only the queues that hold jobs or are paused; every queue the worker
+    serves (``served``) is reported too, empty, so that a drained queue reads 0 rather
+    than vanishing from the gauges (and from the alerts on them)."""
+    stats = list(await storage.queue_stats(now=utcnow()))
+    known = {s.queue for s in stats}
+    stats.extend(QueueStats(queue) for queue in dict.fromkeys(served) if queue not in known)
+    hooks.call("queues_sampled", stats)
 
 
 class Maintenance:
@@ -170,7 +178,7 @@ class Maintenance:
         ]
         if hooks is not None and hooks.wants_samples:  # queue gauges: only when someone reads them
             self._jobs.append(
-                ("sample", seconds(config.sample_interval), lambda: sample_queues(storage, hooks))
+                ("sample", seconds(config.sample_interval), lambda: sample_queues(storage, hooks, config.queues))
             )
         self._stop = asyncio.Event()
 

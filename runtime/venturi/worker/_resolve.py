@@ -26,6 +26,7 @@ from venturi.storage._run_types import ClaimedJob, Resolution, RunResult
 from venturi.worker._config import WorkerConfig, seconds
 from venturi.worker._outcome import FailureCode, Outcome, OutcomeKind, TaskError, is_outcome
 from venturi.worker._registry import Registration
+from venturi.worker._traceback import stored_traceback
 
 __all__ = [
     "MAX_ATTACHMENT_BYTES",
@@ -259,6 +260,7 @@ def _result(
     code: str | None = None,
     message: str | None = None,
     purge_after: datetime | None = None,
+    traceback: str | None = None,
 ) -> RunResult:
     """The ``RunResult`` and its journal entry; the error code and message go in both."""
     job = end.job
@@ -266,7 +268,7 @@ def _result(
         job.id,
         job.lease_token,
         resolution,
-        JournalEntry(now, job.run_count, event, note, attachment, code, message),
+        JournalEntry(now, job.run_count, event, note, attachment, code, message, None, traceback),
         carry,
         run_at,
         output,
@@ -333,6 +335,7 @@ def _failed(
 ) -> RunResult:
     job = end.job
     code, message, permanent, retry_in = describe_error(error)
+    traceback = stored_traceback(error)  # formatted for failures only, never on completion
     failures = job.failure_count + 1  # including this run
     note = message
     if not permanent and policy.max_failures is not None and failures >= policy.max_failures:
@@ -353,6 +356,7 @@ def _failed(
             code=code,
             message=message,
             purge_after=later(now, _retention(end.reg, policy)),
+            traceback=traceback,
         )
     if retry_in is None:
         backoff = end.backoff or policy.backoff
@@ -373,6 +377,7 @@ def _failed(
         run_at=later(now, retry_in),
         code=code,
         message=message,
+        traceback=traceback,
     )
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -54,9 +55,18 @@ class _Entry:
 class Scheduler:
     """Enqueues the slots of every registered task that has a ``SCHEDULE``."""
 
-    def __init__(self, storage: AsyncStorage, registry: Registry, stats: WorkerStats) -> None:
+    def __init__(
+        self,
+        storage: AsyncStorage,
+        registry: Registry,
+        stats: WorkerStats,
+        *,
+        on_enqueued: Callable[[datetime], None] | None = None,
+    ) -> None:
         self._storage = storage
         self._stats = stats
+        #: Told the run time of each slot enqueued (the claimer wakes for it, not a poll later).
+        self._on_enqueued = on_enqueued
         self._entries = [
             _Entry(reg.task_cls, reg.task_cls.SCHEDULE)
             for reg in registry.by_kind.values()
@@ -123,6 +133,8 @@ class Scheduler:
         if result is None:
             return False
         self._stats.scheduled += 1
+        if self._on_enqueued is not None:
+            self._on_enqueued(slot)
         log.info(
             "enqueued %s for its %s slot%s",
             entry.name,

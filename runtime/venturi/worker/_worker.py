@@ -16,8 +16,9 @@ from typing import Any, Generic, Self, TypeVar
 from venturi._hooks import Hooks, HookSet
 from venturi.errors import SchemaOutOfDate
 from venturi.storage._protocol import AsyncStorage
-from venturi.storage._url import open_async_storage
+from venturi.storage._url import open_async_storage, uses_the_default
 from venturi.worker._config import WorkerConfig
+from venturi.worker._default_database import check_default_database
 from venturi.worker._engine import Engine
 from venturi.worker._handler import Handler
 from venturi.worker._registry import Registry
@@ -140,6 +141,8 @@ class Worker(Generic[S]):
         if self._running:
             raise RuntimeError("this worker is already running")
         self._registry.check_ready()
+        if isinstance(self._database, str | None) and uses_the_default(self._database):
+            check_default_database()
         owned = self._database is None or isinstance(self._database, str)
         storage: AsyncStorage = (
             open_async_storage(self._database)  # type: ignore[arg-type]

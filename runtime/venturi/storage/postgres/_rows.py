@@ -153,7 +153,7 @@ def journal_from_json(items: Sequence[Sequence[Any]] | None) -> tuple[JournalEnt
 
 
 def _entry(item: Sequence[Any]) -> JournalEntry:
-    at, run, event, note, attachment, error_code, error_message, decision = item
+    at, run, event, note, attachment, error_code, error_message, decision = item[:8]
     return JournalEntry(
         at=datetime.fromisoformat(at).astimezone(UTC),
         run=run,
@@ -163,6 +163,7 @@ def _entry(item: Sequence[Any]) -> JournalEntry:
         error_code=error_code,
         error_message=error_message,
         decision=decision,
+        traceback=item[8] if len(item) > 8 else None,  # get_job reads it, claims do not
     )
 
 
@@ -279,6 +280,8 @@ def _end_run_row(
         row["jec"] = entry.error_code
     if entry.error_message is not None:
         row["jem"] = entry.error_message
+    if entry.traceback is not None:
+        row["jtb"] = entry.traceback
     return row
 
 

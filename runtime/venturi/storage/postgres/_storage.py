@@ -44,6 +44,7 @@ from venturi.storage._admin_types import (
     ScheduleInfo,
     ScheduleRecord,
 )
+from venturi.storage._app_connection import application_connection
 from venturi.storage._types import (
     EnqueueOutcome,
     EnqueueRequest,
@@ -511,6 +512,7 @@ def enqueue_in(
     transaction yet is made to start it first: otherwise the block would be
     an outer transaction and commit the jobs on its own.
     """
+    conn = application_connection(conn)  # Django's is unwrapped; psycopg2's refused
     if not _is_connection(conn):
         raise ConfigurationError(
             f"enqueue(conn=...) on a synchronous queue needs a psycopg.Connection, got "

@@ -47,6 +47,7 @@ from venturi.storage._admin_types import (
     ScheduleInfo,
     ScheduleRecord,
 )
+from venturi.storage._app_connection import application_connection
 from venturi.storage._layouts import claim_rows, claimed_jobs
 from venturi.storage._run_types import ClaimedJob, ClaimRequest, RunResult
 from venturi.storage._types import (
@@ -688,6 +689,7 @@ async def enqueue_in(
     transaction yet is made to start it first: otherwise the block would be
     an outer transaction and commit the jobs on its own.
     """
+    conn = application_connection(conn)  # Django's is unwrapped; psycopg2's refused
     if not _is_connection(conn):
         raise ConfigurationError(
             f"enqueue(conn=...) on an asynchronous queue needs a psycopg.AsyncConnection, got "

@@ -311,8 +311,9 @@ WITH r AS (
     SELECT * FROM ROWS FROM (jsonb_to_recordset(%(doc)s::jsonb) AS (
         id text, tok text, st text, ra timestamptz, ca text, fa integer, out text, ec text,
         em text, pa timestamptz, at timestamptz, run integer, ev text, note text, att jsonb,
-        jec text, jem text, rc integer, cv integer)) WITH ORDINALITY AS r(
-        id, tok, st, ra, ca, fa, out, ec, em, pa, at, run, ev, note, att, jec, jem, rc, cv, i)
+        jec text, jem text, rc integer, cv integer, jtb text)) WITH ORDINALITY AS r(
+        id, tok, st, ra, ca, fa, out, ec, em, pa, at, run, ev, note, att, jec, jem, rc, cv, jtb,
+        i)
 ),
 u AS (
     UPDATE {schema}.jobs AS j
@@ -352,9 +353,9 @@ u AS (
 ),
 journal AS (
     INSERT INTO {schema}.journal (job_id, n, at, run, event, note, attachment, error_code,
-                                  error_message)
+                                  error_message, traceback)
     SELECT u.id, u.journal_count, coalesce(r.at, %(at)s), r.run, r.ev, r.note, r.att, r.jec,
-           r.jem
+           r.jem, r.jtb
     FROM u JOIN r ON r.id = u.id
 ),
 released AS (
@@ -414,10 +415,12 @@ GROUP BY kind
 -- ---------------------------------------------------------------- operator
 
 -- name: get_job
+-- The whole journal, with each failed run's traceback (the claim's window leaves it out).
 SELECT {j.JobRow},
        CASE WHEN j.journal_count > 0 THEN (
            SELECT jsonb_agg(jsonb_build_array(e.at, e.run, e.event, e.note, e.attachment,
-                                              e.error_code, e.error_message, e.decision)
+                                              e.error_code, e.error_message, e.decision,
+                                              e.traceback)
                             ORDER BY e.n)
            FROM {schema}.journal AS e WHERE e.job_id = j.id)
        END

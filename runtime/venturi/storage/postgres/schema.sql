@@ -79,6 +79,8 @@ CREATE TABLE {schema}.journal (
     error_code    text,
     error_message text,
     decision      text,
+    -- A failed run's traceback (see migrations/0008_journal_traceback.sql).
+    traceback     text,
     PRIMARY KEY (job_id, n)
 );
 

@@ -10,7 +10,21 @@ retried in Python, partial indexes.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from venturi.storage.sqlite._storage import CAPABILITIES, DEFAULT_RETENTION, SqliteStorage
-from venturi.storage.sqlite._storage_async import AsyncSqliteStorage
+
+if TYPE_CHECKING:
+    from venturi.storage.sqlite._storage_async import AsyncSqliteStorage
 
 __all__ = ["CAPABILITIES", "DEFAULT_RETENTION", "AsyncSqliteStorage", "SqliteStorage"]
+
+
+def __getattr__(name: str) -> Any:
+    # AsyncSqliteStorage is loaded when first asked for: it brings asyncio, which a sync
+    # producer (Queue on SQLite, often a short-lived process) would pay ~40 ms to import.
+    if name == "AsyncSqliteStorage":
+        from venturi.storage.sqlite._storage_async import AsyncSqliteStorage
+
+        return AsyncSqliteStorage
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

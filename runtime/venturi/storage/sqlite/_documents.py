@@ -88,7 +88,7 @@ def journal_document(results: Sequence[RunResult]) -> str | None:
             attachment = None if e.attachment is None else json.dumps(e.attachment)
             append([
                 r.job_id, micros(e.at), e.run, str(e.event), e.note, attachment, e.error_code,
-                e.error_message, e.decision,
+                e.error_message, e.decision, e.traceback,
             ])  # fmt: skip
     except _Inexact:
         return None

@@ -88,13 +88,14 @@ def journal_params(
     attachment = None if entry.attachment is None else json.dumps(entry.attachment)
     return (
         job_id, to_epoch(entry.at), entry.run, str(entry.event), entry.note, attachment,
-        entry.error_code, entry.error_message, entry.decision,
+        entry.error_code, entry.error_message, entry.decision, entry.traceback,
     )
 
 
 def journal_entry(row: Sequence[Any]) -> JournalEntry:
-    """A row of ``journal_of_job(s)``: job_id, at, run, event, note, attachment, ..."""
-    _, at, run, event, note, attachment, error_code, error_message, decision = row
+    """A row of ``journal_of_job(s)``: job_id, at, run, event, note, attachment, ...,
+    and the traceback where the query reads it (``journal_of_job``)."""
+    _, at, run, event, note, attachment, error_code, error_message, decision = row[:9]
     return JournalEntry(
         at=from_epoch(at),
         run=run,
@@ -104,6 +105,7 @@ def journal_entry(row: Sequence[Any]) -> JournalEntry:
         error_code=error_code,
         error_message=error_message,
         decision=decision,
+        traceback=row[9] if len(row) > 9 else None,
     )
 
 

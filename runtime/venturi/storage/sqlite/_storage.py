@@ -32,6 +32,7 @@ from venturi.storage._admin_types import (
     ScheduleInfo,
     ScheduleRecord,
 )
+from venturi.storage._app_connection import ON_COMMIT, is_django_connection
 from venturi.storage._job_row import tolerant_text
 from venturi.storage._run_types import ClaimedJob, ClaimRequest, RunResult
 from venturi.storage._sql import load_migrations, load_queries
@@ -191,7 +192,8 @@ class SqliteStorage:
             raise UnsupportedCapability(
                 "enqueue(conn=...) joins the application's own transaction, which only the "
                 "PostgreSQL backend supports; the SQLite backend commits jobs in its own "
-                "transaction. Call enqueue without conn, or use a postgresql:// database."
+                "transaction. Call enqueue without conn, or use a postgresql:// database"
+                + (f", {ON_COMMIT}." if is_django_connection(conn) else ".")
             )
         # Taken (and so encoded) before the write transaction: one process
         # works for both here, so there is nothing to overlap, and the

@@ -66,11 +66,14 @@ UPDATE jobs SET journal_count = journal_count + 1 WHERE id = ?1
 
 -- name: insert_journal
 INSERT INTO journal (job_id, at, run, event, note, attachment, error_code, error_message,
-                     decision)
-VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                     decision, traceback)
+VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
 
 -- name: journal_of_job
-SELECT job_id, at, run, event, note, attachment, error_code, error_message, decision
+-- The whole journal (Queue.get), with each failed run's traceback: the claim's
+-- and the merge's windows below leave it out (no handler decides from a stack).
+SELECT job_id, at, run, event, note, attachment, error_code, error_message, decision,
+       traceback
 FROM journal
 WHERE job_id = ?1
 ORDER BY id
@@ -254,11 +257,11 @@ WHERE jobs.id = r.value ->> 0 AND jobs.lease_token = r.value ->> 1 AND jobs.stat
 -- name: insert_journals
 -- insert_journal for a whole batch in one statement (see complete_runs): ?1 is a
 -- JSON array of [job_id, at in integer microseconds, run, event, note,
--- attachment, error_code, error_message, decision].
+-- attachment, error_code, error_message, decision, traceback].
 INSERT INTO journal (job_id, at, run, event, note, attachment, error_code, error_message,
-                     decision)
+                     decision, traceback)
 SELECT value ->> 0, (value ->> 1) / 1000000.0, value ->> 2, value ->> 3, value ->> 4,
-       value ->> 5, value ->> 6, value ->> 7, value ->> 8
+       value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9
 FROM json_each(?1)
 ORDER BY key
 
