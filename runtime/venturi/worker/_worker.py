@@ -214,7 +214,7 @@ async def _check_schema(storage: AsyncStorage) -> None:
     """A worker that does not migrate needs a schema at least as new as its code's.
 
     Its statements may use what the newer migrations add (the claim's
-    ``claim_candidates`` since PostgreSQL schema 8), so an older schema would fail
+    ``claim_candidates`` on PostgreSQL), so an older schema would fail
     at the first claim; refusing at start says what to do. A newer schema is
     fine: migrations keep what older workers use, which is what lets a deploy
     migrate first and roll workers over afterwards."""

@@ -219,7 +219,7 @@ WHERE (%(run_at)s::timestamptz IS NOT NULL OR %(queue)s::text IS NOT NULL)
 
 -- name: claim
 -- One statement leases a batch. The candidates come from claim_candidates
--- (migrations/0008_claim_plan.sql), which scans jobs_ready of each requested
+-- (migrations/0009_claim_plan.sql), which scans jobs_ready of each requested
 -- queue in claim order with a plan that does not depend on the statistics;
 -- SKIP LOCKED passes over rows another claimer holds. A job whose
 -- concurrency key is already held is passed over in the scan; the keys of

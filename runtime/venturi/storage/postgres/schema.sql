@@ -47,7 +47,7 @@ CREATE TABLE {schema}.jobs (
 -- The claim: one scan in claim order per requested queue over pending rows
 -- only, so finished and running rows, and other queues' jobs, cost it
 -- nothing. claim_candidates is that scan, planned the same way whatever the
--- statistics say (see migrations/0008_claim_plan.sql).
+-- statistics say (see migrations/0009_claim_plan.sql).
 CREATE INDEX jobs_ready ON {schema}.jobs (queue, priority DESC, run_at, id)
     WHERE state = 'pending';
 
@@ -126,7 +126,7 @@ CREATE TABLE {schema}.schedule_slots (
 );
 
 -- The claim's candidate scan (after the tables its body reads, which must
--- exist when it is created); see migrations/0008_claim_plan.sql.
+-- exist when it is created); see migrations/0009_claim_plan.sql.
 CREATE FUNCTION {schema}.claim_candidates(
     p_queues text[], p_kinds text[], p_now timestamptz, p_limit integer)
 RETURNS TABLE (id text, concurrency_key text, priority smallint, run_at timestamptz)
