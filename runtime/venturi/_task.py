@@ -157,15 +157,19 @@ class Task(Generic[C]):
         A task without carry (``NoCarry``) has one shape in every version, the empty
         object, so its version does not matter: a job a newer release stored reads here
         with its payload too new, not its carry too (the worker skips it the same way)."""
-        shape: Any = cls.CARRY  # typed Any: comparing it with NoCarry must not narrow C
-        if version is None or version == cls.VERSION or shape is NoCarry:
-            carry: C = shape.from_json(data)
+        if version is None or version == cls.VERSION or _without_carry(cls.CARRY):
+            carry: C = cls.CARRY.from_json(data)
             return carry
         upgraded: C = decode_versioned(
             data, version, current=cls.VERSION, target=cls.CARRY, decode=cls.CARRY.from_json,
             steps=lambda: cls.upgrades().carry, what=f"carry of kind {cls.KIND!r}",
         )  # fmt: skip
         return upgraded
+
+
+def _without_carry(shape: object) -> bool:
+    # A function, not an inline ``is``: the comparison must not narrow the carry's type.
+    return shape is NoCarry
 
 
 def task_class_for(kind: str) -> type[Task[Any]] | None:
