@@ -71,9 +71,10 @@ def test_floor_burst_backlog_and_network_run_small() -> None:
     assert re.search(r"pg-burst +venturi-analyzed +[0-9,]+ jobs/s", out)
     # The backlog's drain left the other queue's 3,000 jobs pending (else the run fails).
     assert re.search(r"pg-backlog +venturi-empty +[0-9,]+ jobs/s", out)
-    # Through the proxy, with the round trip it measured.
+    # Through the proxy, with the round trip it measured: set to the one asked (0.5 ms), not
+    # to the proxy's own (~0.25 ms) nor to a one-way delay of it.
     rtt = re.search(r"pg-net-w1-rtt0.5 +venturi .*RTT ([0-9.]+) ms", out)
-    assert rtt is not None and float(rtt.group(1)) > 0.2
+    assert rtt is not None and float(rtt.group(1)) >= 0.35, out
     for target in ("burst: a new table's drain", "backlog: the drain beside",
                    "(pgbench-batch, 2 clients)"):  # fmt: skip
         assert target in out
