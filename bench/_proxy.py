@@ -158,7 +158,7 @@ class DelayProxy:
         self.base = self.rtt = self.round_trip_ms()
         # Aim, measure, correct: a busy machine moves the proxy's own round trip between
         # two readings, so one correction from the first reading can miss by half.
-        for _ in range(4):
+        for _ in range(6):
             if self.rtt_ms <= 0 or abs(self.rtt - self.rtt_ms) <= 0.05 * self.rtt_ms:
                 break
             self.set_delay(max(self.one_way_ms + (self.rtt_ms - self.rtt) / 2, 0.0))

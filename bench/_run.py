@@ -210,10 +210,9 @@ def measure(
     if scenario.rtt_ms is None:
         return timed(launcher, server, system, scenario, jobs, opts, backlog=backlog)
     assert server is not None
-    with DelayProxy(server.uri(system.store), scenario.rtt_ms / 2) as proxy:
-        rtt = proxy.round_trip_ms()
+    with DelayProxy(server.uri(system.store), scenario.rtt_ms) as proxy:
         found = timed(launcher, server, system, scenario, jobs, opts, worker_url=proxy.url)
-    found.rtt_ms = rtt
+    found.rtt_ms = proxy.rtt
     return found
 
 
