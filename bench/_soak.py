@@ -68,6 +68,9 @@ class Round:
     prune_s: float
     pruned: int
     tables: list[TableSize]
+    # What the planner believed of the jobs table as the drain began (pg_class.reltuples:
+    # -1 never analyzed): autovacuum's last ANALYZE may have seen it full, or empty.
+    reltuples: float = -1.0
 
     @property
     def total(self) -> int:
@@ -85,11 +88,12 @@ class Round:
         return (
             f"  soak round {self.number}: enqueue {self.enqueue_s:.1f} s, drain "
             f"{self.drain_rate:,.0f} jobs/s ({_of(self.drain_rate, reference)} of the reference), "
-            f"prune {self.prune_s:.2f} s ({self.pruned:,}); schema {self.total / MB:.1f} MB: {shown}"
+            f"prune {self.prune_s:.2f} s ({self.pruned:,}); jobs reltuples at the drain "
+            f"{self.reltuples:,.0f}; schema {self.total / MB:.1f} MB: {shown}"
         )
 
 
-HEADER = ("round", "enqueue s", "drain jobs/s", "of reference", "prune s", "jobs MB heap+idx",
+HEADER = ("round", "enqueue s", "jobs reltuples", "drain jobs/s", "of reference", "prune s", "jobs MB heap+idx",
           "jobs dead", "journal MB heap+idx", "journal dead", "schema MB", "autovacuums jobs/journal")  # fmt: skip
 
 
@@ -110,7 +114,7 @@ class Soak:
         for r in self.rounds:
             jobs, journal = r.table("jobs"), r.table("journal")
             out.append((
-                str(r.number), f"{r.enqueue_s:.1f}", f"{r.drain_rate:,.0f}",
+                str(r.number), f"{r.enqueue_s:.1f}", f"{r.reltuples:,.0f}", f"{r.drain_rate:,.0f}",
                 _of(r.drain_rate, self.reference_rate), f"{r.prune_s:.2f}",
                 _mb(jobs), f"{jobs.dead:,}" if jobs else "-", _mb(journal),
                 f"{journal.dead:,}" if journal else "-", f"{r.total / MB:.1f}",
@@ -224,11 +228,12 @@ def soak_on(
             started = time.perf_counter()
             launcher.call(spec, "fill", jobs=round_jobs, **opts)
             enqueue_s = time.perf_counter() - started
+            reltuples = float(server.one_in(spec.store, f"SELECT reltuples FROM pg_class WHERE oid = '{SCHEMA}.jobs'::regclass"))
             m = timed(launcher, server, spec, SCENARIO, round_jobs, opts)
             prune_s, pruned = _prune(opts["url"])
             if pruned != round_jobs:
                 raise RunFailed(f"soak round {number}: venturi prune removed {pruned:,} jobs, not {round_jobs:,}")
-            done = Round(number, enqueue_s, m.rate, prune_s, pruned, sizes(server, spec.store))
+            done = Round(number, enqueue_s, m.rate, prune_s, pruned, sizes(server, spec.store), reltuples)
             found.rounds.append(done)
             echo(done.line(found.reference_rate))
     finally:
