@@ -35,6 +35,7 @@ from venturi_gen.diagnostics import (
     dumps_json,
     github_command,
     github_line,
+    printable,
     summary,
 )
 
@@ -326,7 +327,7 @@ def _report_text(result: RunResult, check: bool, fix: str, patterns: tuple[str, 
     if result.stale:
         sys.stdout.write(render_report(result.stale))
         sys.stdout.flush()
-        names = ", ".join(s.path for s in result.stale[:5]) + (", ..." if len(result.stale) > 5 else "")
+        names = ", ".join(printable(s.path) for s in result.stale[:5]) + (", ..." if len(result.stale) > 5 else "")
         print(f"{prefix}: {len(result.stale)} generated file(s) out of date or missing ({names}); "
               f"run `{fix}` to update them", file=err)
         return
@@ -346,7 +347,7 @@ def _report_text(result: RunResult, check: bool, fix: str, patterns: tuple[str, 
 def _listing(verb: str, paths: list[str], note: str, err: TextIO) -> None:
     """One line per file, up to a screenful: a big first run should not flood a CI log."""
     for path in paths[:_LISTED]:
-        print(f"  {verb} {path}{note}", file=err)
+        print(f"  {verb} {printable(path)}{note}", file=err)
     if len(paths) > _LISTED:
         print(f"  {verb} {len(paths) - _LISTED} more file(s)", file=err)
 

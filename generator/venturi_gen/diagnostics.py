@@ -37,7 +37,10 @@ class Diagnostic:
     severity: Severity = Severity.ERROR
 
     def text(self) -> str:
-        return f"{self.file}:{self.line}:{self.column}: {self.severity}[{self.code}]: {self.message}"
+        # One line, whatever a file name or a message holds: a newline in either would print
+        # a second line that reads as a diagnostic of its own.
+        return (f"{printable(self.file)}:{self.line}:{self.column}: {self.severity}[{self.code}]: "
+                f"{printable(self.message)}")
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -59,6 +62,14 @@ class Diagnostic:
             data["message"],
             Severity(data["severity"]),
         )
+
+
+def printable(text: str) -> str:
+    """``text`` with every character that is not printable (newlines, carriage returns, line
+    separators, other controls) escaped as Python writes it (``\\n``), and backslashes kept."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
 
 
 def sort_unique(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:

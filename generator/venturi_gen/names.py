@@ -33,7 +33,7 @@ import sys
 CLASS_BODY_NAMES = frozenset(
     {
         "Any", "Backoff", "ClassVar", "Decimal", "Independent", "Keep", "Literal", "Mapping",
-        "Merge", "Missed", "NoCarry", "Pending", "Priority", "Replace", "Schedule", "Self", "Step",
+        "Merge", "Missed", "NoCarry", "Pending", "Priority", "Replace", "Schedule", "Self", "Sequence", "Step",
         "Task", "TypeAlias", "ULID", "UUID", "Upgrades", "With", "bool", "classmethod", "codec",
         "dataclass", "date",
         "datetime", "lazy_types", "dict", "field", "float", "int", "object", "str", "timedelta", "tuple", "type",
@@ -57,7 +57,7 @@ RESERVED_CLASS_NAMES = frozenset(
     {
         "Any", "Backoff", "ClassVar", "Context", "Decimal", "Generic", "Handler", "Handlers",
         "Independent", "Keep", "Literal", "Mapping", "Merge", "NoCarry", "Outcome", "Pending",
-        "Priority", "Replace", "Self", "Step", "Task", "TypeAlias", "TypeVar", "ULID", "UUID",
+        "Priority", "Replace", "Self", "Sequence", "Step", "Task", "TypeAlias", "TypeVar", "ULID", "UUID",
         "Upgrades", "With", "Worker", "S", "State",
     }
 )

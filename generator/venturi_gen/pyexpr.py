@@ -130,7 +130,8 @@ def annotation(t: TypeRef) -> Code:
             return ident(t.name)
         return Code(f"Literal[{', '.join(literal(v) for v in t.values)}]")
     if isinstance(t, ListType):
-        return Code(f"tuple[{annotation(t.item)}, ...]")
+        # Any sequence in (a list from pydantic or FastAPI); ``freeze`` stores a tuple.
+        return Code(f"Sequence[{annotation(t.item)}]")
     if isinstance(t, MapType):
         return Code(f"Mapping[str, {annotation(t.value)}]")
     if isinstance(t, OptionalType):
@@ -155,6 +156,13 @@ def codec_expr(t: TypeRef) -> Code:
     return Code(f"codec.nested({ident(t.name)})")
 
 
+def freezes(t: TypeRef) -> bool:
+    """Whether a value of ``t`` has a list or a map to store immutably (``Struct.freeze``)."""
+    if isinstance(t, (ListType, MapType)):
+        return True
+    return isinstance(t, OptionalType) and freezes(t.inner)
+
+
 def imports_for(t: TypeRef, into: set[str]) -> None:
     """Collect the names ``annotation(t)`` needs imported."""
     if isinstance(t, Scalar):
@@ -163,6 +171,7 @@ def imports_for(t: TypeRef, into: set[str]) -> None:
         if t.name is None:
             into.add("Literal")
     elif isinstance(t, ListType):
+        into.add("Sequence")
         imports_for(t.item, into)
     elif isinstance(t, MapType):
         into.add("Mapping")

@@ -29,6 +29,7 @@ from venturi_gen.pyexpr import (
     codec_expr,
     comment_lines,
     docstring,
+    freezes,
     ident,
     imports_for,
     literal,
@@ -78,7 +79,7 @@ def _struct(s: StructDecl) -> str:
     return render_template(
         "struct.jinja",
         s={"name": ident(s.name), "doc": docstring(s.doc, "    "), "fields": _fields(s.fields),
-           "constant": ident(constant(s.name))},
+           "constant": ident(constant(s.name)), "freezes": any(freezes(f.type) for f in s.fields)},
     )
 
 
@@ -133,6 +134,7 @@ def _task(m: ModuleDecl, t: TaskDecl) -> str:
         "timeout": Code(timedelta_expr(t.timeout_ms)) if t.timeout_ms else Code("None"),
         "retention": Code(timedelta_expr(t.retention_ms)) if t.retention_ms else Code("None"),
         "fields": _fields(t.payload),
+        "freezes": any(freezes(f.type) for f in t.payload),
         "priority": Code(f"Priority.parse({_attribute(t.priority_field)})")
         if t.priority_field
         else Code(f"Priority.{ident(t.priority.upper())}"),

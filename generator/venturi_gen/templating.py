@@ -25,6 +25,7 @@ OUTPUT_FORMAT = 2
 _MODULE_OF = {
     "abstractmethod": "abc",
     "Mapping": "collections.abc",
+    "Sequence": "collections.abc",
     "dataclass": "dataclasses",
     "field": "dataclasses",
     "date": "datetime",

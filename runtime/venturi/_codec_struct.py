@@ -8,9 +8,9 @@ the per-type logic lives here and in ``_codec_values``, once.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar, cast
 
 if TYPE_CHECKING:
     import decimal
@@ -52,10 +52,16 @@ T = TypeVar("T")
 
 @dataclass(frozen=True, slots=True)
 class Codec(Generic[T]):
-    """How one declared type crosses the JSON boundary: a strict decoder and encoder."""
+    """How one declared type crosses the JSON boundary: a strict decoder and encoder.
+
+    ``freeze`` turns a value a producer passed (any sequence for a list, any mapping for a
+    map, nested) into the value a task stores: tuples, and dicts (``None``: kept as it is). Generated dataclasses call it from ``__post_init__`` (``Struct.freeze``), so
+    ``tags=body.tags`` with a list from pydantic is stored as a tuple.
+    """
 
     decode: Callable[[Any, str], T]
     encode: Callable[[Any, str], Any]
+    freeze: Callable[[Any], Any] | None = None
 
 
 class Record(Protocol):
@@ -98,17 +104,36 @@ def literal(*values: str) -> Codec[str]:
 
 
 def list_of(item: Codec[T]) -> Codec[tuple[T, ...]]:
-    """A JSON array decoded to a tuple; a list or tuple on the way out."""
+    """A JSON array decoded to a tuple; a list or tuple on the way out; any sequence (but a
+    string) frozen to a tuple."""
 
     def encode(value: Any, path: str) -> list[Any]:
         expect_instance(value, path, (tuple, list), "a tuple")
         return [item.encode(element, f"{path}[{index}]") for index, element in enumerate(value)]
 
-    return Codec(lambda data, path: expect_list(data, path, item.decode), encode)
+    inner = item.freeze
+
+    def freeze(value: Any) -> Any:
+        # Exact types first: this runs for every decoded document too (the ABC check is slow).
+        kind = type(cast(object, value))
+        if kind is not tuple and kind is not list and (
+            not isinstance(value, Sequence) or isinstance(value, (str, bytes))
+        ):
+            return value  # left for the encoder to refuse, with its path, at enqueue
+        elements = cast("Sequence[Any]", value)
+        if inner is None:
+            return elements if kind is tuple else tuple(elements)
+        frozen = [inner(element) for element in elements]
+        if kind is tuple and all(new is old for new, old in zip(frozen, elements, strict=True)):
+            return elements  # a decoded document's: frozen already
+        return tuple(frozen)
+
+    return Codec(lambda data, path: expect_list(data, path, item.decode), encode, freeze)
 
 
 def map_of(item: Codec[T]) -> Codec[dict[str, T]]:
-    """A JSON object with string keys and values of one type."""
+    """A JSON object with string keys and values of one type; any mapping frozen to a dict
+    (the dict passed, or a copy of another mapping; values frozen too)."""
 
     def encode(value: Any, path: str) -> dict[str, Any]:
         expect_instance(value, path, Mapping, "a mapping")
@@ -119,14 +144,29 @@ def map_of(item: Codec[T]) -> Codec[dict[str, T]]:
             result[key] = item.encode(element, member_path(path, key))
         return result
 
-    return Codec(lambda data, path: expect_map(data, path, item.decode), encode)
+    inner = item.freeze
+
+    def freeze(value: Any) -> Any:
+        if type(value) is not dict:
+            if not isinstance(value, Mapping):
+                return value  # left for the encoder to refuse, with its path, at enqueue
+            value = dict(cast("Mapping[str, Any]", value))
+        members = cast("dict[str, Any]", value)
+        if inner is None:
+            return members
+        frozen = {key: inner(element) for key, element in members.items()}
+        return members if all(frozen[key] is element for key, element in members.items()) else frozen
+
+    return Codec(lambda data, path: expect_map(data, path, item.decode), encode, freeze)
 
 
 def optional(item: Codec[T]) -> Codec[T | None]:
     """``null`` or a value of ``item``."""
+    inner = item.freeze
     return Codec(
         lambda data, path: expect_optional(data, path, item.decode),
         lambda value, path: None if value is None else item.encode(value, path),
+        None if inner is None else (lambda value: None if value is None else inner(value)),
     )
 
 
@@ -162,13 +202,25 @@ def field(name: str, codec: Codec[Any], *, attr: str | None = None, required: bo
 class Struct:
     """The JSON shape of a generated dataclass: a JSON object with exactly these fields."""
 
-    __slots__ = ("_allowed", "_by_name", "_required", "fields")
+    __slots__ = ("_allowed", "_by_name", "_frozen", "_required", "fields")
 
     def __init__(self, *fields: Field) -> None:
         self.fields = fields
         self._by_name = {f.name: f for f in fields}
         self._required = frozenset(f.name for f in fields if f.required)
         self._allowed = frozenset(self._by_name)
+        self._frozen = tuple((f.attr, f.codec.freeze) for f in fields if f.codec.freeze is not None)
+
+    def freeze(self, value: Any) -> None:
+        """Store each list of ``value`` (a generated frozen dataclass, from its
+        ``__post_init__``) as a tuple and each map as a dict, deeply: a producer may pass any
+        sequence or mapping (a list from pydantic). A value frozen already (what decoding
+        builds) is kept as it is, at the cost of a few type checks."""
+        for attr, freeze in self._frozen:
+            current = getattr(value, attr)
+            frozen = freeze(current)
+            if frozen is not current:
+                object.__setattr__(value, attr, frozen)
 
     def decode(self, cls: Callable[..., T], data: Any, path: str = "$") -> T:
         """Strictly decode ``data``: required fields present, no unknown field, every type checked."""

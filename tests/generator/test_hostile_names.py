@@ -241,3 +241,17 @@ def test_a_keyword_that_reaches_the_renderer_is_refused_too(project: Project, mo
         "t.yaml:1:1: error[GENERATED_INVALID]: the code generated from this file would not compile (not a "
         "usable Python name: 'class'); this is a venturi-gen bug: please report it with this declaration file"
     ]
+
+
+def test_a_file_name_cannot_forge_a_text_diagnostic(project: Project) -> None:
+    # A declaration file whose name holds a newline and a whole fake diagnostic: printed raw,
+    # the second half would read as a line of its own (the GitHub format escapes it already).
+    name = "a\nfake.yaml:1:1: error[FORGED]: trust me\r.yaml"
+    project.write(name, "venturi: 1\nmodule: shop\ntasks: {}\n")
+    result = project.gen(name)
+    assert result.code == 1
+    lines = result.err.splitlines()
+    assert not any(line.startswith("fake.yaml") for line in lines), lines
+    assert lines[0].startswith("a\\nfake.yaml:1:1: error[FORGED]: trust me\\r.yaml:"), lines
+    github = project.gen(name, "--format", "github")
+    assert "a%0Afake.yaml" in github.out

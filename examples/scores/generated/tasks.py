@@ -13,6 +13,7 @@ venturi: no worker code and no database driver.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Self, TypeAlias
 
@@ -49,7 +50,7 @@ class RecomputeScores(Task[NoCarry]):
     MERGE_MODULE = "examples.scores.merges.recompute_scores"
 
     league: str
-    user_ids: tuple[int, ...]
+    user_ids: Sequence[int]
     urgency: Urgency = "normal"
 
     def priority(self) -> Priority:
@@ -63,6 +64,10 @@ class RecomputeScores(Task[NoCarry]):
         from examples.scores.merges.recompute_scores import merge
 
         return merge(self, existing)
+
+    def __post_init__(self) -> None:
+        # Lists are stored as tuples and maps as dicts of the task's own, whatever was passed.
+        _RECOMPUTE_SCORES.freeze(self)
 
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _RECOMPUTE_SCORES.encode(self, path)

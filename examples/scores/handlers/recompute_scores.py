@@ -19,7 +19,7 @@ class RecomputeScoresHandler(RecomputeScoresHandlerBase[Scoreboard]):
     async def handle(
         self, task: RecomputeScores, ctx: Context[NoCarry], state: Scoreboard
     ) -> Outcome[RecomputeScoresOutput]:
-        state.runs.append(Recompute(task.league, task.user_ids, task.urgency))
+        state.runs.append(Recompute(task.league, tuple(task.user_ids), task.urgency))
         for user_id in task.user_ids:
             state.scores[task.league, user_id] = state.score(task.league, user_id)
         ctx.set_attachment({"user_ids": list(task.user_ids)})

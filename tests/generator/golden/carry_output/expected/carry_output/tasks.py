@@ -13,6 +13,7 @@ venturi: no worker code and no database driver.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Self
 
@@ -24,8 +25,12 @@ class CrawlSiteCarry:
     """Carry of CrawlSite: working state kept between runs of one job."""
 
     next_page: int = 1
-    visited: tuple[str, ...] = ()
+    visited: Sequence[str] = ()
     cursor: str | None = None
+
+    def __post_init__(self) -> None:
+        # Lists are stored as tuples and maps as dicts of the task's own, whatever was passed.
+        _CRAWL_SITE_CARRY.freeze(self)
 
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _CRAWL_SITE_CARRY.encode(self, path)

@@ -13,7 +13,7 @@ venturi: no worker code and no database driver.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Self
@@ -32,16 +32,20 @@ class IndexPages(Task[NoCarry]):
     TIMEOUT = None
     RETENTION = None
 
-    urls: tuple[str, ...]
+    urls: Sequence[str]
     weights: Mapping[str, float]
     note: str | None = None
     short_name: str | None = None
-    batches: tuple[tuple[int, ...], ...]
-    labels: Mapping[str, tuple[str, ...]]
+    batches: Sequence[Sequence[int]]
+    labels: Mapping[str, Sequence[str]]
     deadline: datetime | None = None
 
     def priority(self) -> Priority:
         return Priority.NORMAL
+
+    def __post_init__(self) -> None:
+        # Lists are stored as tuples and maps as dicts of the task's own, whatever was passed.
+        _INDEX_PAGES.freeze(self)
 
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _INDEX_PAGES.encode(self, path)

@@ -13,6 +13,7 @@ venturi: no worker code and no database driver.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Self
 
@@ -46,7 +47,7 @@ class AggregateScores(Task[AggregateScoresCarry]):
     MERGE_MODULE = "merges.aggregate_scores"
 
     group: str
-    user_ids: tuple[int, ...]
+    user_ids: Sequence[int]
 
     def priority(self) -> Priority:
         return Priority.NORMAL
@@ -61,6 +62,10 @@ class AggregateScores(Task[AggregateScoresCarry]):
         from merges.aggregate_scores import merge
 
         return merge(self, existing)
+
+    def __post_init__(self) -> None:
+        # Lists are stored as tuples and maps as dicts of the task's own, whatever was passed.
+        _AGGREGATE_SCORES.freeze(self)
 
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _AGGREGATE_SCORES.encode(self, path)

@@ -13,7 +13,7 @@ venturi: no worker code and no database driver.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
@@ -62,8 +62,8 @@ class Schedule(Task[NoCarry]):
     trace: lazy_types.ULID = field(
         default_factory=lambda: lazy_types.ULID.from_str("01HZX3Y5F2Q7K9M8N6P4R2T0VW")
     )
-    tags: tuple[str, ...] = ("a", "b")
-    one: tuple[int, ...] = (1,)
+    tags: Sequence[str] = ("a", "b")
+    one: Sequence[int] = (1,)
     limits: Mapping[str, int] = field(default_factory=lambda: {"low": 1, "high": 9})
     empty: Mapping[str, str] = field(default_factory=dict[str, str])
     window: Window = field(default_factory=lambda: Window(end=17))
@@ -72,6 +72,10 @@ class Schedule(Task[NoCarry]):
 
     def priority(self) -> Priority:
         return Priority.NORMAL
+
+    def __post_init__(self) -> None:
+        # Lists are stored as tuples and maps as dicts of the task's own, whatever was passed.
+        _SCHEDULE.freeze(self)
 
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _SCHEDULE.encode(self, path)

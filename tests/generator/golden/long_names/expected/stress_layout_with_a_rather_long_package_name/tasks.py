@@ -13,7 +13,7 @@ venturi: no worker code and no database driver.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Literal, Self, TypeAlias
@@ -107,7 +107,7 @@ class RecalculateTheShippingQuotesForEveryPendingOrderInTheWarehouseRegion(
             earliest_acceptable_delivery_hour_in_local_time=8
         )
     )
-    per_carrier_surcharges_in_cents_by_carrier_code: Mapping[str, tuple[int, ...]] = field(
+    per_carrier_surcharges_in_cents_by_carrier_code: Mapping[str, Sequence[int]] = field(
         default_factory=lambda: {
             "ups_ground_service": (100, 200, 300),
             "fedex_express_overnight": (400, 500),
@@ -120,14 +120,14 @@ class RecalculateTheShippingQuotesForEveryPendingOrderInTheWarehouseRegion(
     a_default_string_that_is_far_too_long: str = (
         "a default value that is long enough to need its own line, and longer than one hundred characters even"
     )
-    tags_to_apply: tuple[str, ...] = (
+    tags_to_apply: Sequence[str] = (
         "first_tag_value",
         "second_tag_value",
         "third_tag_value",
         "fourth_tag_value",
     )
     optional_nested_mapping_of_lists_of_optional_strings: (
-        Mapping[str, tuple[str | None, ...]] | None
+        Mapping[str, Sequence[str | None]] | None
     ) = None
 
     def priority(self) -> Priority:
@@ -163,6 +163,12 @@ class RecalculateTheShippingQuotesForEveryPendingOrderInTheWarehouseRegion(
 
     def backoff(self) -> Backoff | None:
         return Backoff(base=timedelta(seconds=1), cap=timedelta(hours=1))
+
+    def __post_init__(self) -> None:
+        # Lists are stored as tuples and maps as dicts of the task's own, whatever was passed.
+        _RECALCULATE_THE_SHIPPING_QUOTES_FOR_EVERY_PENDING_ORDER_IN_THE_WAREHOUSE_REGION.freeze(
+            self
+        )
 
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return (

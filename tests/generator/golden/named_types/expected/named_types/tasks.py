@@ -13,6 +13,7 @@ venturi: no worker code and no database driver.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Self, TypeAlias
 
@@ -45,7 +46,11 @@ class Person:
     home: Address
     work: Address | None = None
     manager: Person | None = None
-    reports: tuple[Person, ...]
+    reports: Sequence[Person]
+
+    def __post_init__(self) -> None:
+        # Lists are stored as tuples and maps as dicts of the task's own, whatever was passed.
+        _PERSON.freeze(self)
 
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _PERSON.encode(self, path)
@@ -68,11 +73,15 @@ class ShipParcel(Task[NoCarry]):
 
     recipient: Person
     destination: Address
-    via: tuple[Country, ...]
+    via: Sequence[Country]
     status: Literal["pending", "sent"]
 
     def priority(self) -> Priority:
         return Priority.NORMAL
+
+    def __post_init__(self) -> None:
+        # Lists are stored as tuples and maps as dicts of the task's own, whatever was passed.
+        _SHIP_PARCEL.freeze(self)
 
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _SHIP_PARCEL.encode(self, path)
