@@ -32,8 +32,8 @@ import sys
 #: Names referenced inside generated class bodies (annotations, decorators, class variables).
 CLASS_BODY_NAMES = frozenset(
     {
-        "Any", "Backoff", "ClassVar", "Decimal", "Independent", "Keep", "Literal", "Mapping",
-        "Merge", "Missed", "NoCarry", "Pending", "Priority", "Replace", "Schedule", "Self", "Step",
+        "Any", "Backoff", "ClassVar", "Decimal", "Growth", "Independent", "Keep", "Literal",
+        "Mapping", "Merge", "Missed", "NoCarry", "Pending", "Priority", "Replace", "Schedule", "Self", "Step",
         "Task", "TypeAlias", "ULID", "UUID", "Upgrades", "With", "bool", "classmethod", "codec",
         "dataclass", "date",
         "datetime", "dict", "field", "float", "int", "object", "str", "timedelta", "tuple", "type",
@@ -43,7 +43,8 @@ CLASS_BODY_NAMES = frozenset(
 #: Members a generated task class defines or inherits from ``venturi.Task``.
 TASK_MEMBERS = frozenset(
     {
-        "ALIASES", "CARRY", "KIND", "OUTPUT", "QUEUE", "RETENTION", "SCHEDULE", "TIMEOUT", "VERSION",
+        "ALIASES", "CARRY", "GROWTH", "KIND", "MAX_FAILURES", "OUTPUT", "QUEUE", "RETENTION",
+        "SCHEDULE", "TAGS", "TIMEOUT", "VERSION",
         "backoff", "concurrency_key", "decode_carry", "decode_payload", "dedup_key", "from_json",
         "merge", "new_carry", "priority", "scheduled", "to_json", "upgrades",
     }
@@ -51,6 +52,9 @@ TASK_MEMBERS = frozenset(
 
 #: Names a module imports only when one of its tasks has a schedule: reserved in those modules.
 SCHEDULE_CLASS_NAMES = frozenset({"Missed", "Schedule"})
+
+#: Names a module imports only when one of its tasks declares ``retry.backoff``.
+GROWTH_CLASS_NAMES = frozenset({"Growth"})
 
 #: Class names the generated modules import or define themselves; user types may not take them.
 RESERVED_CLASS_NAMES = frozenset(

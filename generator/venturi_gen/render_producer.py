@@ -146,6 +146,8 @@ def _task(m: ModuleDecl, t: TaskDecl) -> str:
         "backoff": Code(f"Backoff(base={timedelta_expr(t.retry_ms[0])}, cap={timedelta_expr(t.retry_ms[1])})")
         if t.retry_ms
         else None,
+        "max_failures": t.max_failures,
+        "growth": Code(f"Growth.{ident(t.backoff.upper())}") if t.backoff else None,
         "constant": ident(constant(t.name)),
         "schedule": _schedule(t.schedule) if t.schedule else None,
         "scheduled": Code(", ".join(f"{ident(attr)}={expr}" for attr, expr in t.schedule.payload))
@@ -196,6 +198,8 @@ def producer(m: ModuleDecl) -> tuple[str, ...]:
             names.add(t.on_collision.capitalize())
         if t.retry_ms:
             names.add("Backoff")
+        if t.backoff:
+            names.add("Growth")
         if t.retry_ms or t.timeout_ms or t.retention_ms:
             names.add("timedelta")
         if t.schedule is not None:

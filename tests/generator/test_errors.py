@@ -374,6 +374,45 @@ tasks:
             "t.yaml:7:14: error[INVALID_DURATION]: '0s': a duration must be positive",
         ],
     ),
+    "retry_policy": (
+        HEAD
+        + """\
+tasks:
+  Ship:
+    kind: ship
+    retry: {max_failures: 0, backoff: quadratic}
+  Pay:
+    kind: pay
+    retry: {}
+  Refund:
+    kind: refund
+    retry: {max_failures: "3"}
+""",
+        [
+            "t.yaml:6:27: error[BAD_VALUE]: tasks.Ship.retry.max_failures must be at least 1",
+            "t.yaml:6:39: error[BAD_VALUE]: 'quadratic' is not one of: fibonacci, exponential, linear",
+            "t.yaml:9:12: error[BAD_VALUE]: tasks.Pay.retry must not be empty",
+            "t.yaml:12:27: error[WRONG_TYPE]: tasks.Refund.retry.max_failures must be an integer, not a string",
+        ],
+    ),
+    "retry_base_without_cap": (
+        HEAD
+        + """\
+tasks:
+  Bill:
+    kind: bill
+    retry: {base: 1s, backoff: linear}
+  Pay:
+    kind: pay
+    retry: {cap: 1m}
+""",
+        [
+            "t.yaml:6:13: error[INCOMPLETE_BACKOFF]: retry.base needs retry.cap beside it: the base and "
+            "the cap of the delays are given together (leave both out to use the worker's)",
+            "t.yaml:9:13: error[INCOMPLETE_BACKOFF]: retry.cap needs retry.base beside it: the base and "
+            "the cap of the delays are given together (leave both out to use the worker's)",
+        ],
+    ),
     "names": (
         HEAD
         + """\
