@@ -98,6 +98,8 @@ def _facts(m: ModuleDecl, t: TaskDecl) -> list[str]:
         facts.append("- **Dedup**: none")
     if t.concurrency is not None:
         facts.append(f"- **Concurrency key**: {_key(t.concurrency.paths)}")
+    if t.tags:
+        facts.append(f"- **Tags**: {', '.join(_code(tag) for tag in t.tags)}")
     facts += describe_retry(t, duration)
     facts.append(f"- **Timeout**: {duration(t.timeout_ms) if t.timeout_ms else 'none'}")
     facts.append(f"- **Retention**: {duration(t.retention_ms) if t.retention_ms else 'the store default'}")

@@ -147,6 +147,7 @@ def _task(m: ModuleDecl, t: TaskDecl) -> str:
         if t.retry_ms
         else None,
         "max_failures": t.max_failures,
+        "tags": _tags(t.tags) if t.tags else None,
         "growth": Code(f"Growth.{ident(t.backoff.upper())}") if t.backoff else None,
         "constant": ident(constant(t.name)),
         "schedule": _schedule(t.schedule) if t.schedule else None,
@@ -155,6 +156,14 @@ def _task(m: ModuleDecl, t: TaskDecl) -> str:
         else None,
     }
     return render_template("task.jinja", t=context)
+
+
+def _tags(tags: tuple[str, ...]) -> Code:
+    """``    TAGS = ("a", "b")``, laid out as black lays out a tuple (one item keeps its comma)."""
+    items: list[str] = [literal(tag) for tag in tags]
+    if len(items) == 1:
+        items[0] += ","
+    return wrap("    ", "TAGS = (", items, ")")
 
 
 def _schedule(s: ScheduleDecl) -> Code:

@@ -400,6 +400,7 @@ def _task(doc: Document, name: str, spec: dict[str, Any], fields: dict[str, list
         retry_ms=retry_ms,
         max_failures=retry.get("max_failures"),
         backoff=retry.get("backoff"),
+        tags=tuple(spec.get("tags", ())),
         timeout_ms=_duration(doc, (*path, "timeout"), spec.get("timeout"), diags),
         retention_ms=_duration(doc, (*path, "retention"), spec.get("retention"), diags),
         sync_handler=spec.get("handle") == "sync",

@@ -42,7 +42,7 @@ class Task(Generic[C]):
     ``VERSION`` (of the stored payload and carry shape, with ``upgrades``
     from older versions; see ``venturi._upgrade``) and ``MAX_FAILURES`` and
     ``GROWTH`` (the task's own failure backstop and backoff curve; ``None``
-    uses the worker's).
+    uses the worker's) and ``TAGS`` (labels stored with each of its jobs).
     Subclasses must implement ``to_json`` and ``from_json`` strictly.
     """
 
@@ -61,6 +61,8 @@ class Task(Generic[C]):
     #: The curve of the retry delays; ``None``: that of the backoff in force
     #: (``backoff()``, else the worker's).
     GROWTH: ClassVar[Growth | None] = None
+    #: Labels stored with every job of this task, to filter on (``venturi._labels``).
+    TAGS: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

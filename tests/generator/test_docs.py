@@ -140,3 +140,10 @@ tasks:
     assert "- **Retry delays** (before jitter): 2s, 4s, 8s, 16s, 32s, then 1m (the cap) from the 6th retry on" in lines
     assert "- **Retry delays** (before jitter): none: the first failure is the last" in lines
     assert "- **Retry backoff**: the worker's curve (fibonacci by default); the worker's base and cap; dead after 1 failed run" in lines
+
+
+def test_tags_are_listed(project: Project) -> None:
+    project.write("tasks.venturi.yaml", (GOLDEN / "tags/input.yaml").read_text("utf-8"))
+    result = project.gen("docs", "tasks.venturi.yaml")
+    assert result.code == 0, result.err
+    assert "- **Tags**: `billing`, `team:payments`, `sync.v2`" in result.out.splitlines()

@@ -395,6 +395,29 @@ tasks:
             "t.yaml:12:27: error[WRONG_TYPE]: tasks.Refund.retry.max_failures must be an integer, not a string",
         ],
     ),
+    "tags": (
+        HEAD
+        + """\
+tasks:
+  Ship:
+    kind: ship
+    tags: [ok, "has space", ok]
+  Pay:
+    kind: pay
+    tags: []
+  Bill:
+    kind: bill
+    tags: [42, "%s"]
+""" % ("x" * 65),
+        [
+            "t.yaml:6:11: error[BAD_VALUE]: tasks.Ship.tags lists a value more than once: 'ok'",
+            "t.yaml:6:16: error[INVALID_TAG]: 'has space': a tag is 1 to 64 letters, digits or `_ . : -`",
+            "t.yaml:9:11: error[BAD_VALUE]: tasks.Pay.tags must not be empty",
+            't.yaml:12:12: error[YAML_TYPE_TRAP]: YAML reads the unquoted value 42 as an integer, but a '
+            'string is expected here; quote it: "42"',
+            f"t.yaml:12:16: error[INVALID_TAG]: '{'x' * 65}': a tag is 1 to 64 letters, digits or `_ . : -`",
+        ],
+    ),
     "retry_base_without_cap": (
         HEAD
         + """\

@@ -41,7 +41,9 @@ CREATE TABLE {schema}.jobs (
     payload_version  integer     NOT NULL DEFAULT 1,
     carry_version    integer     NOT NULL DEFAULT 1,
     -- What the enqueue's hooks stored with the job (see migrations/0005_job_headers.sql).
-    headers          text
+    headers          text,
+    -- Labels to filter on; NULL: none (see migrations/0009_tags.sql).
+    tags             text[]
 );
 
 -- The claim: one scan in claim order per requested queue over pending rows
@@ -63,6 +65,9 @@ CREATE INDEX jobs_leases ON {schema}.jobs (lease_expires_at) WHERE state = 'runn
 
 -- Pruning finished jobs whose retention has passed.
 CREATE INDEX jobs_purge ON {schema}.jobs (purge_after) WHERE purge_after IS NOT NULL;
+
+-- Filtering by tag (tags @> ARRAY[...]); jobs without tags are not in it.
+CREATE INDEX jobs_tags ON {schema}.jobs USING gin (tags) WHERE tags IS NOT NULL;
 
 -- The journal: one row per run or merge; n is the job's journal_count after
 -- the entry, so the primary key is also the reading order and no sequence is

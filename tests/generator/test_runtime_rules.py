@@ -1,4 +1,4 @@
-"""The delays ``venturi-gen docs`` prints are the runtime's: one arithmetic, two copies."""
+"""The generator's copies of runtime rules are the runtime's: delays, defaults, tags."""
 
 from __future__ import annotations
 
@@ -25,3 +25,13 @@ def test_the_documented_defaults_are_the_workers() -> None:
     assert default == 25
     assert DEFAULT_BACKOFF.growth is Growth.FIBONACCI
     assert set(MULTIPLIERS) == {g.value for g in Growth}
+
+
+def test_the_schemas_tag_is_the_runtimes() -> None:
+    # The declaration schema and the runtime check tags alike: one rule, two copies.
+    from venturi._labels import TAG
+    from venturi_gen.schema_check import schema
+
+    tag = schema()["$defs"]["tag"]
+    assert tag["pattern"] == f"^{TAG.pattern.pattern}$(?!\\n)"
+    assert schema()["$defs"]["task"]["properties"]["tags"]["maxItems"] == TAG.most
