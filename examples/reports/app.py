@@ -13,6 +13,7 @@ from venturi import Hooks
 from venturi.worker import Worker, WorkerConfig
 
 from examples.reports.generated.worker import Handlers, register_all
+from examples.reports.handlers.publish_report import PublishReportHandler
 from examples.reports.handlers.refresh_rates import RefreshRatesHandler
 from examples.reports.handlers.render_report import RenderReportHandler
 from examples.reports.handlers.send_digest import SendDigestHandler
@@ -26,6 +27,7 @@ def make_worker(
     worker = Worker(state or Reports(), database, config=config, hooks=hooks)
     handlers = Handlers(
         render_report=RenderReportHandler(),
+        publish_report=PublishReportHandler(),
         send_digest=SendDigestHandler(),
         refresh_rates=RefreshRatesHandler(),
     )

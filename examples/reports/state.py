@@ -13,3 +13,7 @@ class Reports:
     refreshes: int = 0
     #: Digests sent, by period.
     digests: list[str] = field(default_factory=list[str])
+    #: Accounts whose report was published, in the order they ran.
+    published: list[str] = field(default_factory=list[str])
+    #: Accounts whose document store is busy: their uploads fail (and are retried).
+    store_busy: set[str] = field(default_factory=set[str])

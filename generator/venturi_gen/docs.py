@@ -24,6 +24,7 @@ from venturi_gen.model import (
     TaskDecl,
     TypeRef,
 )
+from venturi_gen.retry_schedule import describe_retry
 from venturi_gen.schedules import describe_schedule
 
 _UNITS = (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1000), ("ms", 1))
@@ -97,8 +98,9 @@ def _facts(m: ModuleDecl, t: TaskDecl) -> list[str]:
         facts.append("- **Dedup**: none")
     if t.concurrency is not None:
         facts.append(f"- **Concurrency key**: {_key(t.concurrency.paths)}")
-    retry = f"base {duration(t.retry_ms[0])}, cap {duration(t.retry_ms[1])}" if t.retry_ms else "the worker's"
-    facts.append(f"- **Retry backoff**: {retry}")
+    if t.tags:
+        facts.append(f"- **Tags**: {', '.join(_code(tag) for tag in t.tags)}")
+    facts += describe_retry(t, duration)
     facts.append(f"- **Timeout**: {duration(t.timeout_ms) if t.timeout_ms else 'none'}")
     facts.append(f"- **Retention**: {duration(t.retention_ms) if t.retention_ms else 'the store default'}")
     if t.schedule is not None:

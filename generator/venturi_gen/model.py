@@ -140,6 +140,9 @@ class TaskDecl:
     on_collision: str | None  # keep, replace, independent, custom
     concurrency: KeyDecl | None
     retry_ms: tuple[int, int] | None  # (base, cap)
+    max_failures: int | None  # the task's failure backstop; None: the worker's
+    backoff: str | None  # fibonacci, exponential, linear; None: the worker's
+    tags: tuple[str, ...]  # stored with every job of the task
     timeout_ms: int | None
     retention_ms: int | None
     sync_handler: bool = False  # ``handle: sync``: the base declares ``def handle``

@@ -32,8 +32,9 @@ import sys
 #: Names referenced inside generated class bodies (annotations, decorators, class variables).
 CLASS_BODY_NAMES = frozenset(
     {
-        "Any", "Backoff", "ClassVar", "Decimal", "Independent", "Keep", "Literal", "Mapping",
-        "Merge", "Missed", "NoCarry", "Pending", "Priority", "Replace", "Schedule", "Self", "Sequence", "Step",
+        "Any", "Backoff", "ClassVar", "Decimal", "Growth", "Independent", "Keep", "Literal",
+        "Mapping", "Merge", "Missed", "NoCarry", "Pending", "Priority", "Replace", "Schedule", "Self",
+        "Sequence", "Step",
         "Task", "TypeAlias", "ULID", "UUID", "Upgrades", "With", "bool", "classmethod", "codec",
         "dataclass", "date",
         "datetime", "lazy_types", "dict", "field", "float", "int", "object", "str", "timedelta", "tuple", "type",
@@ -43,7 +44,8 @@ CLASS_BODY_NAMES = frozenset(
 #: Members a generated task class defines or inherits from ``venturi.Task``.
 TASK_MEMBERS = frozenset(
     {
-        "ALIASES", "CARRY", "KIND", "MERGE_MODULE", "OUTPUT", "QUEUE", "RETENTION", "SCHEDULE", "TIMEOUT", "VERSION",
+        "ALIASES", "CARRY", "GROWTH", "KIND", "MAX_FAILURES", "MERGE_MODULE", "OUTPUT", "QUEUE",
+        "RETENTION", "SCHEDULE", "TAGS", "TIMEOUT", "VERSION",
         "backoff", "concurrency_key", "decode_carry", "decode_payload", "dedup_key", "from_json",
         "merge", "new_carry", "priority", "scheduled", "to_json", "upgrades",
     }
@@ -51,6 +53,9 @@ TASK_MEMBERS = frozenset(
 
 #: Names a module imports only when one of its tasks has a schedule: reserved in those modules.
 SCHEDULE_CLASS_NAMES = frozenset({"Missed", "Schedule"})
+
+#: Names a module imports only when one of its tasks declares ``retry.backoff``.
+GROWTH_CLASS_NAMES = frozenset({"Growth"})
 
 #: Class names the generated modules import or define themselves; user types may not take them.
 RESERVED_CLASS_NAMES = frozenset(

@@ -149,6 +149,9 @@ def _task(m: ModuleDecl, t: TaskDecl) -> str:
         "backoff": Code(f"Backoff(base={timedelta_expr(t.retry_ms[0])}, cap={timedelta_expr(t.retry_ms[1])})")
         if t.retry_ms
         else None,
+        "max_failures": t.max_failures,
+        "tags": _tags(t.tags) if t.tags else None,
+        "growth": Code(f"Growth.{ident(t.backoff.upper())}") if t.backoff else None,
         "constant": ident(constant(t.name)),
         "schedule": _schedule(t.schedule) if t.schedule else None,
         "scheduled": Code(", ".join(f"{ident(attr)}={expr}" for attr, expr in t.schedule.payload))
@@ -156,6 +159,14 @@ def _task(m: ModuleDecl, t: TaskDecl) -> str:
         else None,
     }
     return render_template("task.jinja", t=context)
+
+
+def _tags(tags: tuple[str, ...]) -> Code:
+    """``    TAGS = ("a", "b")``, laid out as black lays out a tuple (one item keeps its comma)."""
+    items: list[str] = [literal(tag) for tag in tags]
+    if len(items) == 1:
+        items[0] += ","
+    return wrap("    ", "TAGS = (", items, ")")
 
 
 def _schedule(s: ScheduleDecl) -> Code:
@@ -197,6 +208,8 @@ def producer(m: ModuleDecl) -> tuple[str, ...]:
             names.add(t.on_collision.capitalize())
         if t.retry_ms:
             names.add("Backoff")
+        if t.backoff:
+            names.add("Growth")
         if t.retry_ms or t.timeout_ms or t.retention_ms:
             names.add("timedelta")
         if t.schedule is not None:

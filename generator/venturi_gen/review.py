@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from venturi_gen.diagnostics import Diagnostic, Severity
 from venturi_gen.loader import Document, Path
 from venturi_gen.model import ModuleDecl, ScheduleDecl, TaskDecl
+from venturi_gen.review_policies import policy_changes
 from venturi_gen.review_rules import Change, Comparison, Shapes
 from venturi_gen.schedules import describe_schedule
 from venturi_gen.versions import Role, declared_versions, stored_fields
@@ -354,6 +355,8 @@ class _Task:
 
     def policies(self) -> None:
         old, new, task = self.old, self.new, ("tasks", self.new.name)
+        for change in policy_changes(old, new):
+            self.report(change.code, change.where, change.message, backlog=False, rollout=False, fix=change.fix)
         if old.queue != new.queue:
             self.report(
                 "QUEUE_CHANGED", (*task, "queue"),

@@ -323,6 +323,12 @@ def build_module(doc: Document, source: FsPath) -> tuple[ModuleDecl | None, list
             diags.append(doc.error(place, "RESERVED_NAME",
                                    f"{name!r} is used by the generated code of a module with a "
                                    "schedule; choose another name", key=True))
+    if any(t.backoff is not None for t in tasks):
+        for name in sorted(classes & names.GROWTH_CLASS_NAMES):
+            place = ("types", name) if name in data.get("types", {}) else ("tasks", name)
+            diags.append(doc.error(place, "RESERVED_NAME",
+                                   f"{name!r} is used by the generated code of a module with a "
+                                   "retry.backoff; choose another name", key=True))
     state = _state(doc, classes, diags)
     if has_errors(diags):
         return None, diags
@@ -373,9 +379,16 @@ def _task(doc: Document, name: str, spec: dict[str, Any], fields: dict[str, list
                                          fields["payload"], structs, diags)
         priority = "normal"
     retry_ms = None
-    if "retry" in spec:
-        base = _duration(doc, (*path, "retry", "base"), spec["retry"]["base"], diags)
-        cap = _duration(doc, (*path, "retry", "cap"), spec["retry"]["cap"], diags)
+    retry = spec.get("retry", {})
+    if ("base" in retry) != ("cap" in retry):
+        given, missing = ("base", "cap") if "base" in retry else ("cap", "base")
+        diags.append(doc.error((*path, "retry", given), "INCOMPLETE_BACKOFF",
+                               f"retry.{given} needs retry.{missing} beside it: the base and the cap "
+                               "of the delays are given together (leave both out to use the worker's)",
+                               key=True))
+    elif "base" in retry:
+        base = _duration(doc, (*path, "retry", "base"), retry["base"], diags)
+        cap = _duration(doc, (*path, "retry", "cap"), retry["cap"], diags)
         if base is not None and cap is not None:
             if base > cap:
                 diags.append(doc.error((*path, "retry", "cap"), "BACKOFF_RANGE",
@@ -409,6 +422,9 @@ def _task(doc: Document, name: str, spec: dict[str, Any], fields: dict[str, list
         on_collision=dedup["on_collision"] if dedup is not None else None,
         concurrency=concurrency,
         retry_ms=retry_ms,
+        max_failures=retry.get("max_failures"),
+        backoff=retry.get("backoff"),
+        tags=tuple(spec.get("tags", ())),
         timeout_ms=_duration(doc, (*path, "timeout"), spec.get("timeout"), diags),
         retention_ms=_duration(doc, (*path, "retention"), spec.get("retention"), diags),
         sync_handler=spec.get("handle") == "sync",

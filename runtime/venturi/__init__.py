@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from venturi._backoff import DEFAULT_BACKOFF, Backoff
+from venturi._backoff import DEFAULT_BACKOFF, Backoff, Growth
 from venturi._bulk import BulkResult
 from venturi._codec_protocol import JsonCodec, NoCarry
 from venturi._enqueue import JobInfo
@@ -81,6 +81,7 @@ __all__ = [
     "EnqueueEvent",
     "EnqueueOutcome",
     "EnqueueResult",
+    "Growth",
     "Hooks",
     "Independent",
     "JobCount",

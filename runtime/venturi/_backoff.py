@@ -1,8 +1,14 @@
-"""Retry backoff: Fibonacci growth with deterministic proportional jitter.
+"""Retry backoff: a growth curve (Fibonacci by default) with deterministic proportional jitter.
 
 The delay before retry ``n`` (``n`` = number of failed runs so far, from 1) is
-``min(base * (fib(n) - 1), cap)``: multipliers 0, 0, 1, 2, 4, 7, 12, ... so the
-first two retries are immediate. Jitter then moves the delay into
+``min(base * multiplier(n), cap)``, the multiplier given by the growth:
+
+- ``fibonacci`` (the default): ``fib(n) - 1``, so 0, 0, 1, 2, 4, 7, 12, ...: the
+  first two retries are immediate, then the curve climbs;
+- ``exponential``: ``2 ** (n - 1)``, so 1, 2, 4, 8, 16, ...;
+- ``linear``: ``n``, so 1, 2, 3, 4, ...
+
+Jitter then moves the delay into
 ``[delay * (1 - f), delay]``. The offset comes from a hash of the job's id and
 the attempt number, not from a random generator, so a schedule can be
 reproduced exactly from the journal.
@@ -12,6 +18,29 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
+from enum import StrEnum
+
+#: Past this many failures the growing curves are beyond any cap (fib(90) ~ 2.9e18,
+#: 2 ** 89 ~ 6.2e26); counting further only costs time. Linear needs no bound.
+_MAX_ATTEMPT = 90
+
+
+class Growth(StrEnum):
+    """How the retry delay grows with the failure count (see the module's docstring)."""
+
+    FIBONACCI = "fibonacci"
+    EXPONENTIAL = "exponential"
+    LINEAR = "linear"
+
+    def multiplier(self, attempt: int) -> int:
+        """The multiple of ``base`` before the retry that follows failed run ``attempt``."""
+        if self is Growth.LINEAR:
+            return attempt
+        n = min(attempt, _MAX_ATTEMPT)
+        if self is Growth.FIBONACCI:
+            return fibonacci(n) - 1
+        power: int = 2 ** (n - 1)
+        return power
 
 
 def fibonacci(n: int) -> int:
@@ -34,24 +63,26 @@ def jitter_unit(job_id: str, attempt: int) -> float:
 
 @dataclass(frozen=True, slots=True)
 class Backoff:
-    """Fibonacci backoff parameters: ``base`` multiplies ``fib(n) - 1``, ``cap`` bounds the result."""
+    """Backoff parameters: ``base`` multiplies the ``growth``'s multiplier, ``cap`` bounds the result."""
 
     base: timedelta
     cap: timedelta
+    growth: Growth = Growth.FIBONACCI
 
     def __post_init__(self) -> None:
         if self.base <= timedelta(0):
             raise ValueError("backoff base must be positive")
         if self.cap < self.base:
             raise ValueError("backoff cap must be >= base")
+        if not isinstance(self.growth, Growth):
+            raise ValueError(f"backoff growth must be a venturi.Growth, got {self.growth!r}")
 
     def delay(self, attempt: int) -> timedelta:
         """Un-jittered delay before the retry that follows failed run number ``attempt``."""
         if attempt < 1:
             raise ValueError("attempt counts failed runs and starts at 1")
-        # fib grows exponentially; stop computing once the cap is certainly reached.
         cap_multiplier = self.cap / self.base
-        multiplier = fibonacci(min(attempt, 90)) - 1
+        multiplier = self.growth.multiplier(attempt)
         if multiplier >= cap_multiplier:
             return self.cap
         return self.base * multiplier

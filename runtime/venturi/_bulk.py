@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
+from venturi._labels import TAG
 from venturi.errors import ConfigurationError
 from venturi.storage._types import JobState
 
@@ -55,6 +56,7 @@ def selection(
     queues: Iterable[str] = (),
     states: Iterable[JobState | str] = (),
     older_than: timedelta | None = None,
+    tags: Iterable[str] = (),
     now: datetime,
 ) -> JobSelection:
     """The ``JobSelection`` of a bulk ``action``; a state it cannot apply to is an error."""
@@ -79,6 +81,7 @@ def selection(
         queues=_names(queues, "queues"),
         states=tuple(dict.fromkeys(chosen)) or allowed,
         created_before=None if older_than is None else now - older_than,
+        tags=TAG.checked(tags, "the tags to select by"),
     )
 
 

@@ -8,7 +8,7 @@ payload and carry, calls the task's ``merge`` and encodes the decision.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Generic, TypeVar
@@ -17,6 +17,7 @@ from venturi import codec
 from venturi._clock import LATEST_RUN_AT, utcnow
 from venturi._ids import new_job_id, new_job_ids
 from venturi._journal import JournalEntry, JournalEvent
+from venturi._labels import TAG
 from venturi._merge import MergeKind, Pending
 from venturi._priority import Priority
 from venturi._storable import NUL, text_problem
@@ -91,10 +92,14 @@ def _class_kind(cls: type[Any]) -> str:
     return kind
 
 
-def _checked_class(cls: type[Task[Any]], queue: str | None) -> tuple[str, str, str]:
-    """``(kind, queue, fresh carry JSON)`` of an enqueue of ``cls``, each checked once
+#: What an enqueue of a class fixes: kind, queue, fresh carry JSON, static tags.
+_Fixed = tuple[str, str, str, tuple[str, ...]]
+
+
+def _checked_class(cls: type[Task[Any]], queue: str | None) -> _Fixed:
+    """``(kind, queue, fresh carry JSON, tags)`` of an enqueue of ``cls``, each checked once
     per call (by class in ``enqueue_many``): text every backend stores. The class's own
-    (its KIND and QUEUE) are checked once per process."""
+    (its KIND, QUEUE and TAGS) are checked once per process."""
     fixed = _CLASS_FACTS.get(cls) if not queue else None
     if fixed is not None:
         return fixed
@@ -105,14 +110,15 @@ def _checked_class(cls: type[Task[Any]], queue: str | None) -> tuple[str, str, s
     if not isinstance(name, str):
         raise ConfigurationError(f"queue must be a string, got {type(name).__name__}")
     _check_text(name, "queue")
-    fixed = (kind, name, _FRESH_CARRY_JSON.get(cls) or fresh_carry_json(cls))
+    tags = cls.TAGS and TAG.checked(cls.TAGS, f"{cls.__qualname__}.TAGS")
+    fixed = (kind, name, _FRESH_CARRY_JSON.get(cls) or fresh_carry_json(cls), tags)
     if not queue:
         _CLASS_FACTS[cls] = fixed
     return fixed
 
 
 #: ``_checked_class`` of each task class enqueued to its own queue.
-_CLASS_FACTS: dict[type[Any], tuple[str, str, str]] = {}
+_CLASS_FACTS: dict[type[Any], _Fixed] = {}
 
 
 #: The longest kind or queue name (as the declarations' schema allows): both travel in
@@ -202,6 +208,7 @@ def build_request(
     delay: timedelta | None = None,
     queue: str | None = None,
     headers: str | None = None,
+    tags: Iterable[str] | None = None,
 ) -> EnqueueRequest:
     """Encode ``task`` into an ``EnqueueRequest``.
 
@@ -210,10 +217,12 @@ def build_request(
     The payload is encoded first: its codec names a field of the wrong type
     before the keys, which are computed from fields, can trip over it.
     ``headers``: the JSON object the queue's hooks store with the job, if any.
+    ``tags``: added to the task's own ``TAGS`` (see ``venturi._labels``).
     """
     when = now if run_at is None and delay is None else resolve_run_at(now, run_at, delay)
     cls = type(task)
-    kind, name, carry = _checked_class(cls, queue)
+    kind, name, carry, static_tags = _checked_class(cls, queue)
+    job_tags = static_tags if tags is None else TAG.combined(static_tags, tags)
     payload = encode_payload(task)
     dedup_key = task.dedup_key()
     if dedup_key is not None:
@@ -235,6 +244,7 @@ def build_request(
         when,
         cls.VERSION,
         headers,
+        job_tags or None,
     )
     if dedup_key is None:
         return EnqueueRequest(job, None)
@@ -249,6 +259,7 @@ def build_requests(
     delay: timedelta | None = None,
     queue: str | None = None,
     headers: str | None = None,
+    tags: Iterable[str] | None = None,
 ) -> RequestBatch:
     """``build_request`` for each of ``tasks`` (``enqueue_many``), the same requests at
     about two thirds of the cost: the run time is resolved once, ids are made in
@@ -263,10 +274,11 @@ def build_requests(
     when = now if run_at is None and delay is None else resolve_run_at(now, run_at, delay)
     for task in {type(task): task for task in tasks}.values():
         _kind_of(task)  # not a Task: say so now, before dedup_key() fails on it
+    extra = None if tags is None else TAG.checked(tags, "the enqueue's tags")
     return RequestBatch(
         len(tasks),
         _no_dedup_key(tasks),
-        _requests(tasks, new_job_ids(len(tasks)), when, now, queue, headers),
+        _requests(tasks, new_job_ids(len(tasks)), when, now, queue, headers, extra),
     )
 
 
@@ -288,14 +300,17 @@ def _requests(
     now: datetime,
     queue: str | None,
     headers: str | None,
+    extra_tags: tuple[str, ...] | None = None,
 ) -> Iterator[EnqueueRequest]:
-    per_class: dict[type[Any], tuple[str, str, str]] = {}
+    per_class: dict[type[Any], _Fixed] = {}
     dumps = codec.dumps
     for task, job_id in zip(tasks, ids, strict=True):
         cls = type(task)
         fixed = per_class.get(cls)
         if fixed is None:
             fixed = _checked_class(cls, queue)
+            if extra_tags is not None:  # the job's tags, once per class of the batch
+                fixed = (*fixed[:3], TAG.combined(fixed[3], extra_tags))
             per_class[cls] = fixed
         try:
             payload = dumps(task.to_json())
@@ -320,6 +335,7 @@ def _requests(
             when,
             cls.VERSION,
             headers,
+            fixed[3] or None,
         )
         if dedup_key is None:
             yield EnqueueRequest(job, None)
@@ -439,6 +455,7 @@ class JobInfo(Generic[T]):
     error_message: str | None
     journal: tuple[JournalEntry, ...]
     decode_failures: tuple[DecodeFailure, ...] = ()
+    tags: tuple[str, ...] = ()  # the task's and the enqueue's (see venturi._labels)
 
     @property
     def has_output(self) -> bool:
@@ -541,6 +558,7 @@ def job_info(stored: StoredJob, task_cls: type[T] | None = None) -> JobInfo[T]:
         error_message=stored.error_message,
         journal=stored.journal,
         decode_failures=tuple(parts.failures),
+        tags=stored.tags,
     )
 
 

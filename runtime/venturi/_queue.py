@@ -81,23 +81,30 @@ class Queue:
         delay: timedelta | None = None,
         queue: str | None = None,
         conn: Any = None,
+        tags: Iterable[str] | None = None,
     ) -> EnqueueResult:
         """Enqueue one task; on a dedup collision its ``merge`` decides what happens.
 
         ``conn``: the application's own open database connection, so the job
         commits or rolls back with the application's data (PostgreSQL only).
+        ``tags``: labels stored with the job beside the task's own ``TAGS``, to
+        filter on (``cancel_jobs``, ``retry_jobs``, ``venturi jobs list --tag``); a merge into a
+        pending job leaves that job's tags as they are.
         """
         hooks = self._hooks
         if hooks is None:
-            request = build_request(task, now=utcnow(), run_at=run_at, delay=delay, queue=queue)
+            request = build_request(
+                task, now=utcnow(), run_at=run_at, delay=delay, queue=queue, tags=tags
+            )
             results = self.storage.enqueue([request], conn=conn)
             return results[0]
         event = hooks.event([task])
         headers = hooks.headers_json(event)
         try:
             request = build_request(
-                task, now=utcnow(), run_at=run_at, delay=delay, queue=queue, headers=headers
-            )
+                task, now=utcnow(), run_at=run_at, delay=delay, queue=queue, headers=headers,
+                tags=tags,
+            )  # fmt: skip
             results = self.storage.enqueue([request], conn=conn)
         except BaseException as exc:
             hooks.call("enqueue_failed", event, exc)
@@ -113,8 +120,12 @@ class Queue:
         delay: timedelta | None = None,
         queue: str | None = None,
         conn: Any = None,
+        tags: Iterable[str] | None = None,
     ) -> list[EnqueueResult]:
-        """Enqueue many tasks in one transaction: all of them, or none on error."""
+        """Enqueue many tasks in one transaction: all of them, or none on error.
+
+        ``tags`` are added to every job of the batch (see ``enqueue``).
+        """
         now = utcnow()
         batch = list(tasks)
         if not batch:
@@ -122,14 +133,17 @@ class Queue:
         hooks = self._hooks
         if hooks is None:
             # Encoded lazily, as the storage takes them (see build_requests).
-            requests = build_requests(batch, now=now, run_at=run_at, delay=delay, queue=queue)
+            requests = build_requests(
+                batch, now=now, run_at=run_at, delay=delay, queue=queue, tags=tags
+            )
             return self.storage.enqueue(requests, conn=conn)
         event = hooks.event(batch)
         headers = hooks.headers_json(event)
         try:
             requests = build_requests(
-                batch, now=now, run_at=run_at, delay=delay, queue=queue, headers=headers
-            )
+                batch, now=now, run_at=run_at, delay=delay, queue=queue, headers=headers,
+                tags=tags,
+            )  # fmt: skip
             results = self.storage.enqueue(requests, conn=conn)
         except BaseException as exc:
             hooks.call("enqueue_failed", event, exc)
@@ -212,6 +226,7 @@ class Queue:
         queues: Iterable[str] = (),
         states: Iterable[JobState | str] = (),
         older_than: timedelta | None = None,
+        tags: Iterable[str] = (),
         batch_size: int = DEFAULT_BATCH_SIZE,
         dry_run: bool = False,
         counted: Counted | None = None,
@@ -223,12 +238,12 @@ class Queue:
         ``counted``); then they are cancelled in transactions of ``batch_size``
         jobs, a running one fenced like ``cancel``, and ``progress`` is told the
         total after each batch. Jobs enqueued after the count are left alone.
-        ``dry_run`` only counts.
+        ``tags``: only jobs carrying every one of them. ``dry_run`` only counts.
         """
         now = utcnow()
         chosen = selection(
             BulkAction.CANCEL, kinds=kinds, queues=queues, states=states,
-            older_than=older_than, now=now,
+            older_than=older_than, tags=tags, now=now,
         )  # fmt: skip
         return self._bulk(BulkAction.CANCEL, chosen, now, batch_size, dry_run, counted, progress)
 
@@ -239,6 +254,7 @@ class Queue:
         queues: Iterable[str] = (),
         states: Iterable[JobState | str] = (),
         older_than: timedelta | None = None,
+        tags: Iterable[str] = (),
         batch_size: int = DEFAULT_BATCH_SIZE,
         dry_run: bool = False,
         counted: Counted | None = None,
@@ -248,7 +264,7 @@ class Queue:
         now = utcnow()
         chosen = selection(
             BulkAction.RETRY, kinds=kinds, queues=queues, states=states,
-            older_than=older_than, now=now,
+            older_than=older_than, tags=tags, now=now,
         )  # fmt: skip
         return self._bulk(BulkAction.RETRY, chosen, now, batch_size, dry_run, counted, progress)
 

@@ -13,7 +13,7 @@ from datetime import timedelta
 from typing import Any, ClassVar, Generic, Self, TypeVar
 
 from venturi import lazy_types
-from venturi._backoff import Backoff
+from venturi._backoff import Backoff, Growth
 from venturi._codec_protocol import JsonCodec, NoCarry
 from venturi._merge import Merge, Pending, Replace
 from venturi._priority import Priority
@@ -36,9 +36,11 @@ class Task(Generic[C]):
     Required class attributes: ``KIND`` (stable string, unique) and ``CARRY``
     (the carry class, constructible without arguments). Optional: ``QUEUE``,
     ``TIMEOUT``, ``RETENTION``, ``OUTPUT`` (the typed output class),
-    ``ALIASES`` (former kinds whose stored jobs this task now runs) and
+    ``ALIASES`` (former kinds whose stored jobs this task now runs),
     ``VERSION`` (of the stored payload and carry shape, with ``upgrades``
-    from older versions; see ``venturi._upgrade``).
+    from older versions; see ``venturi._upgrade``) and ``MAX_FAILURES`` and
+    ``GROWTH`` (the task's own failure backstop and backoff curve; ``None``
+    uses the worker's) and ``TAGS`` (labels stored with each of its jobs).
     Subclasses must implement ``to_json`` and ``from_json`` strictly.
     """
 
@@ -58,6 +60,13 @@ class Task(Generic[C]):
     #: annotation imports ``venturi._schedule`` only when read (``typing.get_type_hints``,
     #: pydantic): the tasks that have a schedule import it themselves.
     SCHEDULE: ClassVar[lazy_types.Schedule | None] = None
+    #: Failed runs after which a job of this task is dead; ``None``: the worker's ``max_failures``.
+    MAX_FAILURES: ClassVar[int | None] = None
+    #: The curve of the retry delays; ``None``: that of the backoff in force
+    #: (``backoff()``, else the worker's).
+    GROWTH: ClassVar[Growth | None] = None
+    #: Labels stored with every job of this task, to filter on (``venturi._labels``).
+    TAGS: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

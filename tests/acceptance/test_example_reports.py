@@ -4,14 +4,19 @@ PostgreSQL."""
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import re
+from datetime import timedelta
 
 import pytest
 from venturi import JobState, Queue
 from venturi.storage import JobFilter
 
-from examples.reports import demo
+from examples.reports import demo, publishing
+from examples.reports.app import make_worker
 from examples.reports.generated.tasks import RefreshRates, RenderReport, SendDigest
+from examples.reports.state import Reports
 from tests.acceptance.cli_fixtures import (
     database_fixture,  # noqa: F401  (fixture)
     sqlite_database_fixture,  # noqa: F401  (fixture)
@@ -49,3 +54,34 @@ def test_a_digest_is_enqueued_with_the_payload_its_schedule_gives() -> None:
     assert SendDigest.SCHEDULE is not None and SendDigest.SCHEDULE.describe() == (
         "cron 0 7 * * MON (Europe/Paris), missed: latest"
     )
+
+
+async def test_a_busy_store_ends_after_five_failures_and_uploads_are_found_by_tag(database: str) -> None:
+    # PublishReport's own policy: exponential from 100 ms, dead after five failed runs.
+    state = Reports(store_busy={"linus"})
+    worker = make_worker(database, state=state)
+    with Queue(database) as queue:
+        busy = publishing.publish(queue, "linus")
+        fine = publishing.publish(queue, "ada")
+        for _ in range(60):  # each pass runs what is due; the next retry is ms away
+            await worker.run_until_idle()
+            if queue.get(busy).state is JobState.DEAD:
+                break
+            await asyncio.sleep(0.05)
+        dead = queue.get(busy)
+        assert (dead.state, dead.run_count, dead.failure_count) == (JobState.DEAD, 5, 5)
+        assert dead.error_code == "backstop_reached"
+        assert dead.error_message == "the document store of linus is busy"
+        failed = [entry.at for entry in dead.journal]
+        gaps = [later - earlier for earlier, later in itertools.pairwise(failed)]
+        # Jitter shortens a delay by up to the worker's fraction (10 %): 90, 180, 360, 720 ms at least.
+        assert [gap >= timedelta(milliseconds=90 * 2**i) for i, gap in enumerate(gaps)] == [True] * 4
+        assert queue.get(fine).state is JobState.COMPLETED and state.published == ["ada"]
+        assert queue.get(fine).tags == ("reports", "store:documents", "account:ada")
+
+        # Withdrawing one account's uploads is a bulk cancel by its tag.
+        waiting = [publishing.publish(queue, "grace") for _ in range(3)]
+        other = publishing.publish(queue, "margaret")
+        assert publishing.withdraw(queue, "grace") == 3
+        assert {queue.get(job_id).state for job_id in waiting} == {JobState.CANCELLED}
+        assert queue.get(other).state is JobState.PENDING

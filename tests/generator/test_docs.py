@@ -46,7 +46,10 @@ def test_every_task_with_its_policies_and_fields(project: Project) -> None:
         "- **Kind**: `mail.notify`",
         "- **Dedup**: key `user`, `level`, on collision: replace",
         "- **Concurrency key**: `user`",
-        "- **Retry backoff**: base 1s, cap 1h30m",
+        "- **Retry backoff**: the worker's curve (fibonacci by default); base 1s, cap 1h30m; "
+        "dead after the worker's max_failures (25 by default)",
+        "- **Retry delays** (before jitter): 0s, 0s, 1s, 2s, 4s, 7s, 12s, 20s, ..., "
+        "then 1h30m (the cap) from the 20th retry on",
         "- **Timeout**: 1m30s",
         "- **Retention**: 7d",
         "| `user` | `string, max_length 64` | required | Who \\| where |",
@@ -96,3 +99,51 @@ def test_a_schedule_is_listed_with_its_task(project: Project) -> None:
     lines = result.out.splitlines()
     assert '- **Schedule**: cron "0 7 * * MON" Europe/Paris, missed: latest, payload period="weekly"' in lines
     assert "- **Schedule**: every 15m UTC, missed: skip, grace 2m" in lines
+
+
+def test_retry_policies_show_the_delays_each_task_waits(project: Project) -> None:
+    project.write("tasks.venturi.yaml", (GOLDEN / "retry_policy/input.yaml").read_text("utf-8"))
+    result = project.gen("docs", "tasks.venturi.yaml")
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    for expected in [
+        # ChargeCard: three failures, so two retries, exponential from 2s.
+        "- **Retry backoff**: exponential; base 2s, cap 1m; dead after 3 failed runs",
+        "- **Retry delays** (before jitter): 2s, 4s",
+        # SyncLedger: the worker's base and cap, so the multipliers.
+        "- **Retry backoff**: linear; the worker's base and cap; "
+        "dead after the worker's max_failures (25 by default)",
+        "- **Retry delays** (before jitter): 1, 2, 3, 4, 5, 6, 7, 8, ... times the worker's base, up to its cap",
+        # PingPartner: nine retries on the worker's Fibonacci curve.
+        "- **Retry backoff**: the worker's curve (fibonacci by default); the worker's base and cap; "
+        "dead after 10 failed runs",
+        "- **Retry delays** (before jitter): 0, 0, 1, 2, 4, 7, 12, 20, ... times the worker's base, up to its cap",
+    ]:
+        assert expected in lines, expected
+
+
+def test_the_cap_is_named_where_it_is_reached(project: Project) -> None:
+    project.write("tasks.venturi.yaml", """
+venturi: 1
+module: capped
+tasks:
+  Poll:
+    kind: poll
+    retry: {backoff: exponential, base: 2s, cap: 1m}
+  Once:
+    kind: once
+    retry: {max_failures: 1}
+""")
+    result = project.gen("docs", "tasks.venturi.yaml")
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    assert "- **Retry delays** (before jitter): 2s, 4s, 8s, 16s, 32s, then 1m (the cap) from the 6th retry on" in lines
+    assert "- **Retry delays** (before jitter): none: the first failure is the last" in lines
+    assert "- **Retry backoff**: the worker's curve (fibonacci by default); the worker's base and cap; dead after 1 failed run" in lines
+
+
+def test_tags_are_listed(project: Project) -> None:
+    project.write("tasks.venturi.yaml", (GOLDEN / "tags/input.yaml").read_text("utf-8"))
+    result = project.gen("docs", "tasks.venturi.yaml")
+    assert result.code == 0, result.err
+    assert "- **Tags**: `billing`, `team:payments`, `sync.v2`" in result.out.splitlines()

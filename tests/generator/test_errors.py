@@ -374,6 +374,68 @@ tasks:
             "t.yaml:7:14: error[INVALID_DURATION]: '0s': a duration must be positive",
         ],
     ),
+    "retry_policy": (
+        HEAD
+        + """\
+tasks:
+  Ship:
+    kind: ship
+    retry: {max_failures: 0, backoff: quadratic}
+  Pay:
+    kind: pay
+    retry: {}
+  Refund:
+    kind: refund
+    retry: {max_failures: "3"}
+""",
+        [
+            "t.yaml:6:27: error[BAD_VALUE]: tasks.Ship.retry.max_failures must be at least 1",
+            "t.yaml:6:39: error[BAD_VALUE]: 'quadratic' is not one of: fibonacci, exponential, linear",
+            "t.yaml:9:12: error[BAD_VALUE]: tasks.Pay.retry must not be empty",
+            "t.yaml:12:27: error[WRONG_TYPE]: tasks.Refund.retry.max_failures must be an integer, not a string",
+        ],
+    ),
+    "tags": (
+        HEAD
+        + """\
+tasks:
+  Ship:
+    kind: ship
+    tags: [ok, "has space", ok]
+  Pay:
+    kind: pay
+    tags: []
+  Bill:
+    kind: bill
+    tags: [42, "%s"]
+""" % ("x" * 65),
+        [
+            "t.yaml:6:11: error[BAD_VALUE]: tasks.Ship.tags lists a value more than once: 'ok'",
+            "t.yaml:6:16: error[INVALID_TAG]: 'has space': a tag is 1 to 64 letters, digits or `_ . : -`",
+            "t.yaml:9:11: error[BAD_VALUE]: tasks.Pay.tags must not be empty",
+            't.yaml:12:12: error[YAML_TYPE_TRAP]: YAML reads the unquoted value 42 as an integer, but a '
+            'string is expected here; quote it: "42"',
+            f"t.yaml:12:16: error[INVALID_TAG]: '{'x' * 65}': a tag is 1 to 64 letters, digits or `_ . : -`",
+        ],
+    ),
+    "retry_base_without_cap": (
+        HEAD
+        + """\
+tasks:
+  Bill:
+    kind: bill
+    retry: {base: 1s, backoff: linear}
+  Pay:
+    kind: pay
+    retry: {cap: 1m}
+""",
+        [
+            "t.yaml:6:13: error[INCOMPLETE_BACKOFF]: retry.base needs retry.cap beside it: the base and "
+            "the cap of the delays are given together (leave both out to use the worker's)",
+            "t.yaml:9:13: error[INCOMPLETE_BACKOFF]: retry.cap needs retry.base beside it: the base and "
+            "the cap of the delays are given together (leave both out to use the worker's)",
+        ],
+    ),
     "names": (
         HEAD
         + """\

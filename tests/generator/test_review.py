@@ -243,6 +243,24 @@ RULES = {
         'schedule changed from cron "0 3 * * *" UTC, missed: skip, payload days=30 to every 6h '
         "Europe/Paris, missed: latest, payload days=30", (), "any order", 0, task=CLEAN,
         base=("    kind: shop.cleanup\n", '    kind: shop.cleanup\n    schedule: {cron: "0 3 * * *", payload: {days: 30}}\n')),
+    "max_failures set": Rule(
+        "    kind: shop.cleanup\n", "    kind: shop.cleanup\n    retry: {max_failures: 3}\n", ("    retry:", 13),
+        "MAX_FAILURES_CHANGED", "warning",
+        "retry.max_failures changed from the worker's max_failures to 3: workers of this version apply it "
+        "to every job they run, stored before or not; a stored job that has failed 3 times or more is dead "
+        "at its next failure", (), "any order", 0, task=CLEAN),
+    "backoff changed": Rule(
+        "    retry: {backoff: fibonacci}\n", "    retry: {backoff: exponential, base: 2s, cap: 1m}\n",
+        ("    retry:", 13), "BACKOFF_CHANGED", "warning",
+        "retry backoff changed from fibonacci, the worker's base and cap to exponential, base 2s, cap 1m",
+        (), "any order", 0, task=CLEAN,
+        base=("    kind: shop.cleanup\n", "    kind: shop.cleanup\n    retry: {backoff: fibonacci}\n")),
+    "tags changed": Rule(
+        "    tags: [maintenance, nightly]\n", "    tags: [maintenance, weekly]\n", ("    tags:", 5),
+        "TAGS_CHANGED", "warning",
+        "tags changed (added 'weekly'; removed 'nightly'): jobs stored before keep the tags they were "
+        "enqueued with", (), "any order", 0, task=CLEAN,
+        base=("    kind: shop.cleanup\n", "    kind: shop.cleanup\n    tags: [maintenance, nightly]\n")),
     "task removed": Rule(
         "  Cleanup:\n    kind: shop.cleanup\n    payload:\n      days: int\n", "", ("tasks:", 1),
         "TASK_REMOVED", "error", "Cleanup (kind 'shop.cleanup') was removed: its stored jobs would never run",

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar, Self
 
 import pytest
-from venturi import Backoff, Task, codec
+from venturi import Backoff, ConfigurationError, Growth, Task, codec
 from venturi._journal import JournalEntry, JournalEvent
 from venturi.storage import ClaimedJob, Resolution
 from venturi.worker import Context, FailureCode, Handler, Outcome, TaskError
@@ -442,3 +442,106 @@ def test_resolve_batch_matches_resolve_one_by_one() -> None:
     assert resolve_batch(ends, now=NOW, policy=POLICY) == [
         resolve(e, now=NOW, policy=POLICY) for e in ends
     ]
+
+
+# -- the task's own retry policy -------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Careful(Task[Any]):
+    """Its own backstop (3) and curve (exponential), the worker's base and cap."""
+
+    KIND: ClassVar[str] = "unit_resolve_careful"
+    MAX_FAILURES: ClassVar[int | None] = 3
+    GROWTH: ClassVar[Growth | None] = Growth.EXPONENTIAL
+
+    def to_json(self) -> Any:
+        return {}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Self:
+        return cls()
+
+
+class CarefulHandler(Handler[Careful, Any, None]):
+    TASK = Careful
+
+    async def handle(self, task: Careful, ctx: Context[Any], state: None) -> Outcome[None]:
+        return Outcome.completed()
+
+
+CAREFUL = registration_for(CarefulHandler())
+
+
+def test_the_tasks_max_failures_replaces_the_workers() -> None:
+    error = ValueError("down")
+    second = resolve(end(CAREFUL, claimed=job(failures=1), error=error), now=NOW, policy=POLICY)
+    assert second.resolution is Resolution.RETRY
+    third = resolve(end(CAREFUL, claimed=job(failures=2), error=error), now=NOW, policy=POLICY)
+    assert third.resolution is Resolution.DEAD and third.error_code == "backstop_reached"
+    assert "3 failed runs (max_failures=3)" in (third.journal_entry.note or "")
+    # The same failure count on a task without its own: the worker's five.
+    plain = resolve(end(claimed=job(failures=2), error=error), now=NOW, policy=POLICY)
+    assert plain.resolution is Resolution.RETRY
+
+
+def test_the_tasks_own_backstop_holds_where_the_worker_has_none() -> None:
+    policy = Policy(POLICY.backoff, 0.0, None, timedelta(days=1))
+    result = resolve(end(CAREFUL, claimed=job(failures=2), error=ValueError()), now=NOW, policy=policy)
+    assert result.resolution is Resolution.DEAD
+
+
+def test_the_tasks_growth_bends_the_workers_base_and_cap() -> None:
+    # Worker: base 10s, cap 1h. Exponential: 10s, 20s after the first and second failures.
+    first = resolve(end(CAREFUL, claimed=job(failures=0), error=ValueError()), now=NOW, policy=POLICY)
+    second = resolve(end(CAREFUL, claimed=job(failures=1), error=ValueError()), now=NOW, policy=POLICY)
+    assert first.run_at == NOW + timedelta(seconds=10)
+    assert second.run_at == NOW + timedelta(seconds=20)
+    # Fibonacci (the worker's) retries the first two at once.
+    plain = resolve(end(claimed=job(failures=1), error=ValueError()), now=NOW, policy=POLICY)
+    assert plain.run_at == NOW
+
+
+def test_the_tasks_growth_applies_to_its_own_backoff_too() -> None:
+    own = Backoff(base=timedelta(seconds=3), cap=timedelta(minutes=1))
+    failed = end(CAREFUL, claimed=job(failures=1), error=ValueError(), backoff=own)
+    assert resolve(failed, now=NOW, policy=POLICY).run_at == NOW + timedelta(seconds=6)
+
+
+@pytest.mark.parametrize("bad", [0, -1, True, 2.5, "3"])
+def test_a_bad_max_failures_is_refused_at_registration(bad: object) -> None:
+    class Bad(Task[Any]):
+        KIND: ClassVar[str] = f"unit_resolve_bad_{type(bad).__name__}_{bad!s}"
+        MAX_FAILURES = bad  # type: ignore[assignment]
+
+        @classmethod
+        def from_json(cls, data: Any) -> Self:
+            return cls()
+
+    class BadHandler(Handler[Bad, Any, None]):
+        TASK = Bad
+
+        async def handle(self, task: Bad, ctx: Context[Any], state: None) -> Outcome[None]:
+            return Outcome.completed()
+
+    with pytest.raises(ConfigurationError, match=r"MAX_FAILURES must be an integer of at least 1"):
+        registration_for(BadHandler())
+
+
+def test_a_bad_growth_is_refused_at_registration() -> None:
+    class Curvy(Task[Any]):
+        KIND: ClassVar[str] = "unit_resolve_curvy"
+        GROWTH = "exponential"  # type: ignore[assignment]
+
+        @classmethod
+        def from_json(cls, data: Any) -> Self:
+            return cls()
+
+    class CurvyHandler(Handler[Curvy, Any, None]):
+        TASK = Curvy
+
+        async def handle(self, task: Curvy, ctx: Context[Any], state: None) -> Outcome[None]:
+            return Outcome.completed()
+
+    with pytest.raises(ConfigurationError, match=r"GROWTH must be a venturi.Growth"):
+        registration_for(CurvyHandler())

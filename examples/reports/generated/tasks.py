@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Literal, Self
 
-from venturi import Missed, NoCarry, Priority, Schedule, Task, codec
+from venturi import Backoff, Growth, Missed, NoCarry, Priority, Schedule, Task, codec
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -56,6 +56,36 @@ class RenderReport(Task[NoCarry]):
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
         return _RENDER_REPORT.decode(cls, data, path)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PublishReport(Task[NoCarry]):
+    """Upload a rendered report to the account's document store, which is often busy."""
+
+    KIND = "publish_report"
+    QUEUE = "reports"
+    CARRY = NoCarry
+    OUTPUT = None
+    TIMEOUT = None
+    RETENTION = None
+    MAX_FAILURES = 5
+    GROWTH = Growth.EXPONENTIAL
+    TAGS = ("reports", "store:documents")
+
+    account: str
+
+    def priority(self) -> Priority:
+        return Priority.NORMAL
+
+    def backoff(self) -> Backoff | None:
+        return Backoff(base=timedelta(milliseconds=100), cap=timedelta(seconds=5))
+
+    def to_json(self, path: str = "$") -> dict[str, Any]:
+        return _PUBLISH_REPORT.encode(self, path)
+
+    @classmethod
+    def from_json(cls, data: Any, path: str = "$") -> Self:
+        return _PUBLISH_REPORT.decode(cls, data, path)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -118,6 +148,11 @@ _RENDER_REPORT_OUTPUT = codec.Struct(
 
 
 _RENDER_REPORT = codec.Struct(
+    codec.field("account", codec.STR),
+)
+
+
+_PUBLISH_REPORT = codec.Struct(
     codec.field("account", codec.STR),
 )
 

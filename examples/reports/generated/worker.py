@@ -37,6 +37,17 @@ class RenderReportHandlerBase(Handler[tasks.RenderReport, NoCarry, S]):
     ) -> Outcome[tasks.RenderReportOutput]: ...
 
 
+class PublishReportHandlerBase(Handler[tasks.PublishReport, NoCarry, S]):
+    """Runs publish_report jobs. Subclass it and implement ``handle``."""
+
+    TASK = tasks.PublishReport
+
+    @abstractmethod
+    async def handle(
+        self, task: tasks.PublishReport, ctx: Context[NoCarry], state: S
+    ) -> Outcome[None]: ...
+
+
 class SendDigestHandlerBase(Handler[tasks.SendDigest, NoCarry, S]):
     """Runs send_digest jobs. Subclass it and implement ``handle``."""
 
@@ -64,12 +75,14 @@ class Handlers(Generic[S]):
     """One handler per task of examples.reports.generated, for ``register_all``."""
 
     render_report: RenderReportHandlerBase[S]
+    publish_report: PublishReportHandlerBase[S]
     send_digest: SendDigestHandlerBase[S]
     refresh_rates: RefreshRatesHandlerBase[S]
 
 
 _BASES: dict[str, type[Any]] = {
     "render_report": RenderReportHandlerBase,
+    "publish_report": PublishReportHandlerBase,
     "send_digest": SendDigestHandlerBase,
     "refresh_rates": RefreshRatesHandlerBase,
 }
@@ -89,6 +102,7 @@ def register_all(worker: Worker[S], handlers: Handlers[S]) -> Worker[S]:
                 f"got {type(handler).__name__}: no handler would run these jobs"
             )
     worker.register(handlers.render_report)
+    worker.register(handlers.publish_report)
     worker.register(handlers.send_digest)
     worker.register(handlers.refresh_rates)
     return worker

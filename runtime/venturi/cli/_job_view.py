@@ -31,6 +31,7 @@ LIST_HEADERS = (
     "RUNS",
     "FAILS",
     "RUN AT/FINISHED",
+    "TAGS",
     "ERROR",
 )
 
@@ -87,6 +88,7 @@ def job_json(job: StoredJob, *, with_journal: bool) -> dict[str, Any]:
         "carry": _decoded(job.carry),
         "output": _decoded(job.output),
         "decode_failures": failures_json(job),
+        "tags": list(job.tags),
     }
     if with_journal:
         data["journal"] = [journal_json(entry) for entry in job.journal]
@@ -104,6 +106,7 @@ def list_row(job: StoredJob) -> list[str]:
         str(job.run_count),
         str(job.failure_count),
         format_time(when),
+        cell(",".join(job.tags)) if job.tags else NONE,
         job.error_code or (_unreadable(job) if job.decode_failures else NONE),
     ]
 
@@ -168,6 +171,8 @@ def write_details(job: StoredJob, out: TextIO) -> None:
         _field(out, "dedup key", job.dedup_key)
     if job.concurrency_key is not None:
         _field(out, "concurrency", job.concurrency_key)
+    if job.tags:
+        _field(out, "tags", ", ".join(job.tags))
     if job.error_code or job.error_message:
         _field(out, "error", f"{job.error_code or 'error'}: {job.error_message or ''}".rstrip(": "))
     _field(out, "payload", _pretty(_decoded(job.payload)))

@@ -15,6 +15,7 @@ from typing import TypeVar
 from venturi._bulk import DEFAULT_BATCH_SIZE, BulkAction
 from venturi._clock import utcnow
 from venturi._durations import HELP as DURATION_HELP
+from venturi._labels import TAG
 from venturi._queue import Queue
 from venturi.cli._args import SubParsers, comma_list, duration, positive_int
 from venturi.cli._database import add_database_option, open_storage
@@ -59,6 +60,10 @@ def register(commands: SubParsers) -> None:
         "--state", action="append", type=_states, default=[], help=f"one of {_STATES}"
     )
     listing.add_argument("--queue", action="append", type=comma_list, default=[], help="queue name")
+    listing.add_argument(
+        "--tag", action="append", type=_tag, default=[], metavar="TAG",
+        help="jobs carrying this tag (repeat: every one of them)",
+    )  # fmt: skip
     listing.add_argument(
         "--limit", type=positive_int, default=100, metavar="N", help="at most N jobs (default 100)"
     )
@@ -122,6 +127,10 @@ def _add_bulk_options(parser: argparse.ArgumentParser, states: str) -> None:
     group.add_argument("--kind", action="append", type=comma_list, default=[], help="task KIND")
     group.add_argument("--queue", action="append", type=comma_list, default=[], help="queue name")
     group.add_argument(
+        "--tag", action="append", type=_tag, default=[], metavar="TAG",
+        help="jobs carrying this tag (repeat: every one of them)",
+    )  # fmt: skip
+    group.add_argument(
         "--state", action="append", type=_states, default=[], help=f"among {states} (default: both)"
     )
     group.add_argument(
@@ -141,6 +150,15 @@ def _add_bulk_options(parser: argparse.ArgumentParser, states: str) -> None:
     )
 
 
+def _tag(text: str) -> str:
+    """One ``--tag``, checked as an enqueue checks it (``venturi._labels``)."""
+    try:
+        (tag,) = TAG.checked([text], "--tag")
+    except ConfigurationError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return tag
+
+
 def _flatten(groups: list[list[T]]) -> tuple[T, ...]:
     return tuple(dict.fromkeys(item for group in groups for item in group))
 
@@ -151,6 +169,7 @@ def run_list(args: argparse.Namespace) -> int:
         states=_flatten(args.state),
         queues=_flatten(args.queue),
         limit=args.limit,
+        tags=tuple(dict.fromkeys(args.tag)),
     )
     with open_storage(args.database) as storage:
         jobs = storage.list_jobs(job_filter)
@@ -177,18 +196,19 @@ def run_show(args: argparse.Namespace) -> int:
 
 def _bulk_requested(args: argparse.Namespace, action: BulkAction) -> bool:
     """Whether the command acts on a selection; a usage error if it names both or neither."""
-    filters = bool(args.kind or args.queue or args.state or args.older_than is not None)
+    filters = bool(args.kind or args.queue or args.state or args.tag or args.older_than is not None)
     if args.job_id is not None:
         if filters or args.all or args.dry_run:
             raise UsageError(
-                f"give either a job ID or filters (--kind, --queue, --state, --older-than, --all) "
+                f"give either a job ID or filters (--kind, --queue, --state, --tag, --older-than, "
+                f"--all) "
                 f"to {action.value}, not both"
             )
         return False
     if not filters and not args.all:
         raise UsageError(
             f"give a job ID, or filters to {action.value} every matching job: --kind, --queue, "
-            "--state, --older-than (or --all for every one)"
+            "--state, --tag, --older-than (or --all for every one)"
         )
     return True
 
@@ -215,7 +235,8 @@ def _run_bulk(args: argparse.Namespace, action: BulkAction) -> int:
         try:
             outcome = run(
                 kinds=_flatten(args.kind), queues=_flatten(args.queue), states=_flatten(args.state),
-                older_than=args.older_than, batch_size=args.batch_size, dry_run=args.dry_run,
+                older_than=args.older_than, tags=args.tag, batch_size=args.batch_size,
+                dry_run=args.dry_run,
                 counted=counted, progress=progress,
             )  # fmt: skip
         except ConfigurationError as exc:  # a selection the action cannot apply to

@@ -23,6 +23,7 @@ class JobFilter:
     queues: tuple[str, ...] = ()
     limit: int = 100
     before_id: str | None = None  # page backwards by id (newest first)
+    tags: tuple[str, ...] = ()  # every one of them; checked, each once (venturi._labels)
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,13 +31,15 @@ class JobSelection:
     """The jobs a bulk operation (``Queue.cancel_jobs``, ``Queue.retry_jobs``) acts on.
 
     Empty tuples mean any; every given criterion must hold. ``created_before``
-    selects jobs enqueued before that time (``--older-than`` on the command line).
+    selects jobs enqueued before that time (``--older-than`` on the command line);
+    ``tags``, jobs carrying every one of them.
     """
 
     kinds: tuple[str, ...] = ()
     queues: tuple[str, ...] = ()
     states: tuple[JobState, ...] = ()
     created_before: datetime | None = None
+    tags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

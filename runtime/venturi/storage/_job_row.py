@@ -15,9 +15,10 @@ shown in a safe form (or a stated stand-in) and listed in the job's
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from venturi._journal import JournalEntry, JournalEvent
 from venturi.storage._layouts import JobRow
@@ -87,6 +88,23 @@ def stored_job(
     return job
 
 
+def stored_labels(value: Any) -> tuple[str, ...]:
+    """A label column as stored: a ``text[]`` (PostgreSQL) or a JSON array (SQLite).
+
+    Labels are for filtering and display: what does not read as a list of texts
+    (a value another program wrote) reads as its items shown as text, or as none.
+    """
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return ()
+    if not isinstance(value, list | tuple):
+        return ()
+    items = cast("Sequence[Any]", value)
+    return tuple(item if isinstance(item, str) else str(item) for item in items)
+
+
 def versions(row: JobRow[Any]) -> tuple[int, int]:
     """The payload and carry versions; anything but a positive integer reads as 1 (a row
     another program wrote), so that decoding tries the shape of the first version."""
@@ -123,6 +141,7 @@ def _fast(
         payload_version=payload_version,
         carry_version=carry_version,
         journal_count=row.journal_count,
+        tags=stored_labels(row.tags) if row.tags is not None else (),
     )
 
 
@@ -214,6 +233,7 @@ def _careful(
         carry_version=carry_version,
         # A count that does not read shows no more than the entries that did.
         journal_count=row.journal_count if type(row.journal_count) is int else len(journal),
+        tags=stored_labels(row.tags) if row.tags is not None else (),
     )
 
 

@@ -54,6 +54,7 @@ class NewJob(NamedTuple):
     run_at: datetime
     version: int = 1  # the task's VERSION: the shape the payload and carry are written in
     headers: str | None = None  # JSON object of strings from the hooks (a trace context)
+    tags: tuple[str, ...] | None = None  # checked and each once (venturi._labels); None: none
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +105,7 @@ class StoredJob:
     #: Entries in the job's whole journal; ``journal`` may hold only the most recent of
     #: them (``HISTORY_WINDOW``, for a merge's candidate).
     journal_count: int = 0
+    tags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

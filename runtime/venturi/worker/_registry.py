@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, TypeGuard
 
+from venturi._backoff import Growth
 from venturi._codec_protocol import NoCarry
 from venturi._task import RESERVED_KIND_PREFIX, Task
 from venturi._unfilled import require_written_merge
@@ -37,6 +38,8 @@ class Registration:
     output_cls: type[Any] | None
     timeout: float | None  # seconds
     retention: timedelta | None
+    max_failures: int | None  # the task's own backstop; None: the worker's
+    growth: Growth | None  # the task's own backoff curve; None: the backoff's
     no_carry: bool  # the carry is ``NoCarry``: nothing to decode or encode
     sync: bool = False  # ``def handle``: runs on the worker's thread pool
 
@@ -109,6 +112,20 @@ def registration_for(handler: object) -> Registration:
         raise ConfigurationError(
             f"task {task_cls.__qualname__}.RETENTION must not be negative, got {retention}"
         )
+    max_failures = task_cls.MAX_FAILURES
+    if max_failures is not None and (
+        isinstance(max_failures, bool) or not isinstance(max_failures, int) or max_failures < 1
+    ):
+        raise ConfigurationError(
+            f"task {task_cls.__qualname__}.MAX_FAILURES must be an integer of at least 1 "
+            f"(or None for the worker's max_failures), got {max_failures!r}"
+        )
+    growth = task_cls.GROWTH
+    if growth is not None and not isinstance(growth, Growth):
+        raise ConfigurationError(
+            f"task {task_cls.__qualname__}.GROWTH must be a venturi.Growth "
+            f"({', '.join(g.value for g in Growth)}) or None, got {growth!r}"
+        )
     return Registration(
         kind=kind,
         aliases=aliases,
@@ -119,6 +136,8 @@ def registration_for(handler: object) -> Registration:
         output_cls=task_cls.OUTPUT,
         timeout=None if timeout is None else timeout.total_seconds(),
         retention=retention,
+        max_failures=max_failures,
+        growth=growth,
         no_carry=task_cls.CARRY is NoCarry,
         sync=not inspect.iscoroutinefunction(handle),
     )

@@ -11,7 +11,7 @@ test what the worker would do.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, Final
 
@@ -338,9 +338,11 @@ def _failed(
     traceback = stored_traceback(error)  # formatted for failures only, never on completion
     failures = job.failure_count + 1  # including this run
     note = message
-    if not permanent and policy.max_failures is not None and failures >= policy.max_failures:
+    # The task's own backstop, else the worker's (which may be None: no backstop).
+    max_failures = end.reg.max_failures if end.reg.max_failures is not None else policy.max_failures
+    if not permanent and max_failures is not None and failures >= max_failures:
         note = (
-            f"gave up after {failures} failed runs (max_failures={policy.max_failures}); "
+            f"gave up after {failures} failed runs (max_failures={max_failures}); "
             f"last error code {code!r}"
         )
         code = FailureCode.BACKSTOP_REACHED.value
@@ -360,6 +362,8 @@ def _failed(
         )
     if retry_in is None:
         backoff = end.backoff or policy.backoff
+        if end.reg.growth is not None and backoff.growth is not end.reg.growth:
+            backoff = replace(backoff, growth=end.reg.growth)
         retry_in = backoff.jittered(failures, job_id=job.id, fraction=policy.jitter_fraction)
     try:
         carry = encode_carry(end)

@@ -104,6 +104,7 @@ def list_jobs(queries: dict[str, str], job_filter: JobFilter) -> Steps[list[Stor
         "queues": list(job_filter.queues) or None,
         "before_id": job_filter.before_id,
         "limit": job_filter.limit,
+        "tags": list(job_filter.tags) or None,
     }
     rows = yield Stmt(queries["list_jobs"], params)
     return [stored_job(row) for row in rows]

@@ -51,6 +51,7 @@ def _selection_params(selection: JobSelection) -> dict[str, Any]:
         "kinds": list(selection.kinds) or None,
         "queues": list(selection.queues) or None,
         "created_before": None if selection.created_before is None else aware(selection.created_before),
+        "tags": list(selection.tags) or None,
     }
 
 

@@ -67,6 +67,7 @@ _SHARED = (
     ("concurrency_key", "ck", "ck"),
     ("version", "v", "version"),
     ("headers", "h", "headers"),
+    ("tags", "t", "tags"),
 )
 
 
@@ -100,6 +101,8 @@ def insert_params(jobs: Sequence[NewJob]) -> dict[str, Any]:
     if not same_time:
         for row, run_at in zip(rows, times, strict=True):
             row["r"] = aware(run_at).isoformat()
+    if params["tags"] is not None:  # a tuple: psycopg dumps lists as arrays
+        params["tags"] = list(params["tags"])
     params["doc"] = dumps(rows)
     params["queues"] = list(dict.fromkeys(columns["queue"]))
     return params
@@ -111,7 +114,7 @@ def job_params(job: NewJob) -> dict[str, Any]:
         "id": job.id, "kind": job.kind, "queue": job.queue, "priority": job.priority,
         "payload": job.payload, "carry": job.carry, "ck": job.concurrency_key,
         "run_at": aware(job.run_at), "version": job.version,
-        "headers": job.headers,
+        "headers": job.headers, "tags": job.tags and list(job.tags),
     }  # fmt: skip
 
 
@@ -121,7 +124,7 @@ def keyed_params(job: NewJob) -> dict[str, Any]:
         "id": job.id, "kind": job.kind, "queue": job.queue, "priority": job.priority,
         "payload": job.payload, "carry": job.carry, "dedup_key": job.dedup_key,
         "ck": job.concurrency_key, "run_at": aware(job.run_at), "version": job.version,
-        "headers": job.headers,
+        "headers": job.headers, "tags": job.tags and list(job.tags),
     }  # fmt: skip
 
 

@@ -47,15 +47,15 @@ INSERT INTO {schema}.schema_version (version, name) VALUES (%(version)s, %(name)
 -- commits. A lost reply is retried with insert_jobs_again.
 WITH ins AS (
     INSERT INTO {schema}.jobs (id, kind, queue, priority, state, payload, carry, concurrency_key,
-                               run_at, payload_version, carry_version, headers)
+                               run_at, payload_version, carry_version, headers, tags)
     SELECT r.i, coalesce(r.k, %(kind)s), coalesce(r.q, %(queue)s),
            coalesce(r.p, %(priority)s::smallint), 'pending', r.d, coalesce(r.c, %(carry)s),
            coalesce(r.ck, %(ck)s), coalesce(r.r, %(run_at)s::timestamptz),
            coalesce(r.v, %(version)s::integer), coalesce(r.v, %(version)s::integer),
-           coalesce(r.h, %(headers)s)
+           coalesce(r.h, %(headers)s), coalesce(r.t, %(tags)s::text[])
     FROM jsonb_to_recordset(%(doc)s::jsonb) AS r(
         i text, k text, q text, p smallint, d text, c text, ck text, r timestamptz, v integer,
-        h text)
+        h text, t text[])
 )
 SELECT pg_notify({channel}, q) FROM unnest(%(queues)s::text[]) AS q
 
@@ -72,15 +72,15 @@ COMMIT
 -- rows that the first attempt committed are skipped, not duplicated.
 WITH ins AS (
     INSERT INTO {schema}.jobs (id, kind, queue, priority, state, payload, carry, concurrency_key,
-                               run_at, payload_version, carry_version, headers)
+                               run_at, payload_version, carry_version, headers, tags)
     SELECT r.i, coalesce(r.k, %(kind)s), coalesce(r.q, %(queue)s),
            coalesce(r.p, %(priority)s::smallint), 'pending', r.d, coalesce(r.c, %(carry)s),
            coalesce(r.ck, %(ck)s), coalesce(r.r, %(run_at)s::timestamptz),
            coalesce(r.v, %(version)s::integer), coalesce(r.v, %(version)s::integer),
-           coalesce(r.h, %(headers)s)
+           coalesce(r.h, %(headers)s), coalesce(r.t, %(tags)s::text[])
     FROM jsonb_to_recordset(%(doc)s::jsonb) AS r(
         i text, k text, q text, p smallint, d text, c text, ck text, r timestamptz, v integer,
-        h text)
+        h text, t text[])
     ON CONFLICT (id) DO NOTHING
 )
 SELECT pg_notify({channel}, q) FROM unnest(%(queues)s::text[]) AS q
@@ -91,9 +91,9 @@ SELECT pg_notify({channel}, q) FROM unnest(%(queues)s::text[]) AS q
 -- with its NOTIFY in the same statement (delivered at commit).
 WITH ins AS (
     INSERT INTO {schema}.jobs (id, kind, queue, priority, state, payload, carry, concurrency_key,
-                               run_at, payload_version, carry_version, headers)
+                               run_at, payload_version, carry_version, headers, tags)
     VALUES (%(id)s, %(kind)s, %(queue)s, %(priority)s, 'pending', %(payload)s, %(carry)s, %(ck)s,
-            %(run_at)s, %(version)s, %(version)s, %(headers)s)
+            %(run_at)s, %(version)s, %(version)s, %(headers)s, %(tags)s::text[])
 )
 SELECT pg_notify({channel}, %(queue)s)
 
@@ -101,9 +101,9 @@ SELECT pg_notify({channel}, %(queue)s)
 -- insert_job once more after a lost reply (see insert_jobs_again).
 WITH ins AS (
     INSERT INTO {schema}.jobs (id, kind, queue, priority, state, payload, carry, concurrency_key,
-                               run_at, payload_version, carry_version, headers)
+                               run_at, payload_version, carry_version, headers, tags)
     VALUES (%(id)s, %(kind)s, %(queue)s, %(priority)s, 'pending', %(payload)s, %(carry)s, %(ck)s,
-            %(run_at)s, %(version)s, %(version)s, %(headers)s)
+            %(run_at)s, %(version)s, %(version)s, %(headers)s, %(tags)s::text[])
     ON CONFLICT (id) DO NOTHING
 )
 SELECT pg_notify({channel}, %(queue)s)
@@ -125,9 +125,11 @@ FROM (SELECT DISTINCT hashtextextended(k, 0) AS h FROM unnest(%(keys)s::text[]) 
 -- job holds the key: the producer then merges with that job instead.
 WITH ins AS (
     INSERT INTO {schema}.jobs (id, kind, queue, priority, state, payload, carry, dedup_key,
-                               concurrency_key, run_at, payload_version, carry_version, headers)
+                               concurrency_key, run_at, payload_version, carry_version, headers,
+                               tags)
     SELECT %(id)s, %(kind)s, %(queue)s, %(priority)s, 'pending', %(payload)s, %(carry)s,
-           %(dedup_key)s, %(ck)s, %(run_at)s, %(version)s, %(version)s, %(headers)s
+           %(dedup_key)s, %(ck)s, %(run_at)s, %(version)s, %(version)s, %(headers)s,
+           %(tags)s::text[]
     WHERE NOT EXISTS (
         SELECT 1 FROM {schema}.jobs AS o
         WHERE o.kind = %(kind)s AND o.dedup_key = %(dedup_key)s AND o.state = 'pending')
@@ -141,9 +143,11 @@ SELECT pg_notify({channel}, ins.queue) FROM ins
 -- with it becomes the next enqueue's candidate.
 WITH ins AS (
     INSERT INTO {schema}.jobs (id, kind, queue, priority, state, payload, carry, dedup_key,
-                               concurrency_key, run_at, payload_version, carry_version, headers)
+                               concurrency_key, run_at, payload_version, carry_version, headers,
+                               tags)
     VALUES (%(id)s, %(kind)s, %(queue)s, %(priority)s, 'pending', %(payload)s, %(carry)s,
-            %(dedup_key)s, %(ck)s, %(run_at)s, %(version)s, %(version)s, %(headers)s)
+            %(dedup_key)s, %(ck)s, %(run_at)s, %(version)s, %(version)s, %(headers)s,
+            %(tags)s::text[])
 )
 SELECT pg_notify({channel}, %(queue)s)
 
@@ -219,7 +223,7 @@ WHERE (%(run_at)s::timestamptz IS NOT NULL OR %(queue)s::text IS NOT NULL)
 
 -- name: claim
 -- One statement leases a batch. The candidates come from claim_candidates
--- (migrations/0009_claim_plan.sql), which scans jobs_ready of each requested
+-- (migrations/0010_claim_plan.sql), which scans jobs_ready of each requested
 -- queue in claim order with a plan that does not depend on the statistics;
 -- SKIP LOCKED passes over rows another claimer holds. A job whose
 -- concurrency key is already held is passed over in the scan; the keys of
@@ -480,12 +484,14 @@ SELECT pg_notify({channel}, u.queue) FROM u
 
 -- name: list_jobs
 -- NULL filters mean "any". %(before_id)s pages backwards: only ids below it.
+-- A job must carry every one of %(tags)s (the partial GIN index jobs_tags).
 SELECT {JobRow}
 FROM {schema}.jobs
 WHERE (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
   AND (%(states)s::text[] IS NULL OR state = ANY(%(states)s::text[]))
   AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
   AND (%(before_id)s::text IS NULL OR id < %(before_id)s::text)
+  AND (%(tags)s::text[] IS NULL OR tags @> %(tags)s::text[])
 ORDER BY id DESC
 LIMIT %(limit)s
 
@@ -560,14 +566,16 @@ SELECT queue, count(*) FROM {schema}.jobs WHERE state = 'running' GROUP BY queue
 -- ---------------------------------------------------------------- bulk operations
 
 -- name: count_selected
--- A bulk operation's selection, counted by state. NULL kinds, queues or
--- created_before mean "any"; states is never empty.
+-- A bulk operation's selection, counted by state. NULL kinds, queues,
+-- created_before or tags mean "any"; states is never empty; a job must carry
+-- every one of the tags.
 SELECT state, count(*), max(id)
 FROM {schema}.jobs
 WHERE state = ANY(%(states)s::text[])
   AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
   AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
   AND (%(created_before)s::timestamptz IS NULL OR created_at < %(created_before)s::timestamptz)
+  AND (%(tags)s::text[] IS NULL OR tags @> %(tags)s::text[])
 GROUP BY state
 
 -- name: lock_selected
@@ -581,6 +589,7 @@ WHERE state = ANY(%(states)s::text[])
   AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
   AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
   AND (%(created_before)s::timestamptz IS NULL OR created_at < %(created_before)s::timestamptz)
+  AND (%(tags)s::text[] IS NULL OR tags @> %(tags)s::text[])
   AND (%(after_id)s::text IS NULL OR id > %(after_id)s::text)
   AND id <= %(up_to_id)s::text
 ORDER BY id

@@ -41,13 +41,15 @@ CREATE TABLE {schema}.jobs (
     payload_version  integer     NOT NULL DEFAULT 1,
     carry_version    integer     NOT NULL DEFAULT 1,
     -- What the enqueue's hooks stored with the job (see migrations/0005_job_headers.sql).
-    headers          text
+    headers          text,
+    -- Labels to filter on; NULL: none (see migrations/0009_tags.sql).
+    tags             text[]
 );
 
 -- The claim: one scan in claim order per requested queue over pending rows
 -- only, so finished and running rows, and other queues' jobs, cost it
 -- nothing. claim_candidates is that scan, planned the same way whatever the
--- statistics say (see migrations/0009_claim_plan.sql).
+-- statistics say (see migrations/0010_claim_plan.sql).
 CREATE INDEX jobs_ready ON {schema}.jobs (queue, priority DESC, run_at, id)
     WHERE state = 'pending';
 
@@ -63,6 +65,9 @@ CREATE INDEX jobs_leases ON {schema}.jobs (lease_expires_at) WHERE state = 'runn
 
 -- Pruning finished jobs whose retention has passed.
 CREATE INDEX jobs_purge ON {schema}.jobs (purge_after) WHERE purge_after IS NOT NULL;
+
+-- Filtering by tag (tags @> ARRAY[...]); jobs without tags are not in it.
+CREATE INDEX jobs_tags ON {schema}.jobs USING gin (tags) WHERE tags IS NOT NULL;
 
 -- The journal: one row per run or merge; n is the job's journal_count after
 -- the entry, so the primary key is also the reading order and no sequence is
@@ -126,7 +131,7 @@ CREATE TABLE {schema}.schedule_slots (
 );
 
 -- The claim's candidate scan (after the tables its body reads, which must
--- exist when it is created); see migrations/0009_claim_plan.sql.
+-- exist when it is created); see migrations/0010_claim_plan.sql.
 CREATE FUNCTION {schema}.claim_candidates(
     p_queues text[], p_kinds text[], p_now timestamptz, p_limit integer)
 RETURNS TABLE (id text, concurrency_key text, priority smallint, run_at timestamptz)

@@ -20,6 +20,7 @@ from venturi.storage._job_row import as_state, as_text
 from venturi.storage._layouts import job_row
 from venturi.storage._types import JobState, StoredJob
 from venturi.storage.sqlite._careful import bindable
+from venturi.storage.sqlite._labels import delete_labels
 from venturi.storage.sqlite._rows import (
     epoch,
     from_epoch,
@@ -130,6 +131,7 @@ def list_jobs(
         json.dumps(list(job_filter.queues)),
         job_filter.before_id,
         job_filter.limit,
+        json.dumps(list(job_filter.tags)),
     )
     rows = conn.execute(queries["list_jobs"], params)
     return [stored_job(job_row(row)) for row in rows]
@@ -189,16 +191,20 @@ def ready_counts_of_kinds(
 def prune(conn: sqlite3.Connection, queries: dict[str, str], now: datetime, limit: int) -> int:
     if limit <= 0:
         return 0
-    ids = [r[0] for r in conn.execute(queries["prunable_jobs"], (epoch(now), limit))]
-    if not ids:
+    rows = conn.execute(queries["prunable_jobs"], (epoch(now), limit)).fetchall()
+    if not rows:
         return 0
+    ids = [job_id for job_id, _tagged in rows]
     plain = [job_id for job_id in ids if type(job_id) is str]
     batch = json.dumps(plain)
     conn.execute(queries["delete_journal_of_jobs"], (batch,))
     conn.execute(queries["delete_jobs"], (batch,))
-    for job_id in ids:
+    delete_labels(conn, queries, [job_id for job_id, tagged in rows if tagged and type(job_id) is str])
+    for job_id, tagged in rows:
         if type(job_id) is not str:  # not UTF-8, or not text: deleted by its stored value
             stored = bindable(job_id)
             conn.execute(queries["delete_journal_of_stored_id"], (stored,))
             conn.execute(queries["delete_job_by_stored_id"], (stored,))
+            if tagged:
+                conn.execute(queries["delete_tags_of_stored_id"], (stored,))
     return len(ids)

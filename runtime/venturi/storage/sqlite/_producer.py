@@ -29,6 +29,7 @@ from venturi.storage._types import (
     MergeAction,
     NewJob,
 )
+from venturi.storage.sqlite._labels import write_labels
 from venturi.storage.sqlite._rows import (
     epoch,
     insert_params,
@@ -51,6 +52,7 @@ def enqueue(
     plain = [r.job for r in requests if r.job.dedup_key is None]
     if plain:
         conn.executemany(queries["insert_job"], [insert_params(job, created_at) for job in plain])
+        write_labels(conn, queries, plain)
     if len(plain) == len(requests):
         return [EnqueueResult(job.id, EnqueueOutcome.INSERTED) for job in plain]
     results: list[EnqueueResult] = []
@@ -73,6 +75,8 @@ def _enqueue_keyed(
         found = conn.execute(queries["find_alias_candidate"], (aliases, job.dedup_key)).fetchone()
     if found is None:
         conn.execute(queries["insert_job"], insert_params(job, created_at))
+        if job.tags:
+            write_labels(conn, queries, (job,))
         return EnqueueResult(job.id, EnqueueOutcome.INSERTED)
     if request.decide is None:
         raise ValueError(
@@ -101,6 +105,8 @@ def _apply(
         # pending job with the key, so the next enqueue's candidate.
         job = job._replace(id=id_after(job.id, existing_id))
         conn.execute(queries["insert_job"], insert_params(job, created_at))
+        if job.tags:
+            write_labels(conn, queries, (job,))
         return EnqueueResult(job.id, EnqueueOutcome.INDEPENDENT, existing_job_id=existing_id)
     if action.journal_entry is None:
         raise ValueError(f"a {action.kind} merge action needs a journal entry")

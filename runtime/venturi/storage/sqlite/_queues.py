@@ -49,6 +49,7 @@ def _selection_params(selection: JobSelection) -> tuple[Any, ...]:
         json.dumps(list(selection.kinds)),
         json.dumps(list(selection.queues)),
         None if selection.created_before is None else epoch(selection.created_before),
+        json.dumps(list(selection.tags)),
     )
 
 

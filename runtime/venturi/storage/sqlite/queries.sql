@@ -29,9 +29,15 @@ INSERT INTO venturi_schema_version (version, name, applied_at) VALUES (?1, ?2, ?
 -- ---------------------------------------------------------------- enqueue
 
 -- name: insert_job
+-- ?13: the tags as a JSON array, NULL for none (insert_tags writes job_tags).
 INSERT INTO jobs (id, kind, queue, priority, state, payload, carry, dedup_key,
-                  concurrency_key, run_at, created_at, payload_version, carry_version, headers)
-VALUES (?1, ?2, ?3, ?4, 'pending', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12)
+                  concurrency_key, run_at, created_at, payload_version, carry_version, headers,
+                  tags)
+VALUES (?1, ?2, ?3, ?4, 'pending', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, ?13)
+
+-- name: insert_tags
+-- One row per tag of a job just inserted (sqlite/_labels.py).
+INSERT OR IGNORE INTO job_tags (job_id, tag) VALUES (?1, ?2)
 
 -- name: find_candidate
 -- The merge candidate: the newest pending job with the kind and key (several
@@ -316,13 +322,17 @@ SET state = 'pending', run_at = ?2, finished_at = NULL, purge_after = NULL,
 WHERE id = ?1 AND state IN ('dead', 'cancelled')
 
 -- name: list_jobs
--- Empty JSON arrays mean "any". ?4 pages backwards: only ids below it.
+-- Empty JSON arrays mean "any". ?4 pages backwards: only ids below it. ?6: tags
+-- (distinct), every one of which a job must carry (see job_tags).
 SELECT {JobRow}
 FROM jobs
 WHERE (json_array_length(?1) = 0 OR kind IN (SELECT value FROM json_each(?1)))
   AND (json_array_length(?2) = 0 OR state IN (SELECT value FROM json_each(?2)))
   AND (json_array_length(?3) = 0 OR queue IN (SELECT value FROM json_each(?3)))
   AND (?4 IS NULL OR id < ?4)
+  AND (json_array_length(?6) = 0 OR id IN (
+      SELECT job_id FROM job_tags WHERE tag IN (SELECT value FROM json_each(?6))
+      GROUP BY job_id HAVING count(*) = json_array_length(?6)))
 ORDER BY id DESC
 LIMIT ?5
 
@@ -354,7 +364,8 @@ WHERE state = 'pending' AND run_at <= ?2 AND kind IN (SELECT value FROM json_eac
 GROUP BY kind
 
 -- name: prunable_jobs
-SELECT id FROM jobs
+-- The second column says whether the job has rows in job_tags to delete too.
+SELECT id, tags IS NOT NULL FROM jobs
 WHERE purge_after < ?1 AND state IN ('completed', 'dead', 'cancelled')
 ORDER BY purge_after
 LIMIT ?2
@@ -364,6 +375,12 @@ DELETE FROM journal WHERE job_id IN (SELECT value FROM json_each(?1))
 
 -- name: delete_jobs
 DELETE FROM jobs WHERE id IN (SELECT value FROM json_each(?1))
+
+-- name: delete_tags_of_jobs
+DELETE FROM job_tags WHERE job_id IN (SELECT value FROM json_each(?1))
+
+-- name: delete_tags_of_stored_id
+DELETE FROM job_tags WHERE job_id = ?1 OR job_id = CAST(?1 AS TEXT)
 
 -- ---------------------------------------------------------------- queue controls
 
@@ -394,28 +411,35 @@ SELECT queue, count(*) FROM jobs WHERE state = 'running' GROUP BY queue
 
 -- name: count_selected
 -- A bulk operation's selection, counted by state. ?1 states (a JSON array,
--- never empty), ?2 kinds, ?3 queues (empty: any), ?4 created before (NULL: any).
+-- never empty), ?2 kinds, ?3 queues (empty: any), ?4 created before (NULL: any),
+-- ?5 tags (distinct; empty: any), every one of which a job must carry.
 SELECT state, count(*), max(id)
 FROM jobs
 WHERE state IN (SELECT value FROM json_each(?1))
   AND (json_array_length(?2) = 0 OR kind IN (SELECT value FROM json_each(?2)))
   AND (json_array_length(?3) = 0 OR queue IN (SELECT value FROM json_each(?3)))
   AND (?4 IS NULL OR created_at < ?4)
+  AND (json_array_length(?5) = 0 OR id IN (
+      SELECT job_id FROM job_tags WHERE tag IN (SELECT value FROM json_each(?5))
+      GROUP BY job_id HAVING count(*) = json_array_length(?5)))
 GROUP BY state
 
 -- name: next_selected
 -- One batch of a bulk operation: the next selected jobs in id order, after
--- ?5 (NULL: from the start) and up to ?6 (the highest id the count saw).
+-- ?6 (NULL: from the start) and up to ?7 (the highest id the count saw).
 SELECT id, state, run_count
 FROM jobs
 WHERE state IN (SELECT value FROM json_each(?1))
   AND (json_array_length(?2) = 0 OR kind IN (SELECT value FROM json_each(?2)))
   AND (json_array_length(?3) = 0 OR queue IN (SELECT value FROM json_each(?3)))
   AND (?4 IS NULL OR created_at < ?4)
-  AND (?5 IS NULL OR id > ?5)
-  AND id <= ?6
+  AND (json_array_length(?5) = 0 OR id IN (
+      SELECT job_id FROM job_tags WHERE tag IN (SELECT value FROM json_each(?5))
+      GROUP BY job_id HAVING count(*) = json_array_length(?5)))
+  AND (?6 IS NULL OR id > ?6)
+  AND id <= ?7
 ORDER BY id
-LIMIT ?7
+LIMIT ?8
 -- ---------------------------------------------------------------- backlog
 
 -- name: backlog_size
