@@ -133,7 +133,7 @@ CREATE TABLE {schema}.schedule_slots (
 -- The claim's candidate scan (after the tables its body reads, which must
 -- exist when it is created); see migrations/0010_claim_plan.sql.
 CREATE FUNCTION {schema}.claim_candidates(
-    p_queues text[], p_kinds text[], p_now timestamptz, p_limit integer)
+    p_queues text[], p_kinds text[], p_now timestamptz, p_limit bigint)
 RETURNS TABLE (id text, concurrency_key text, priority smallint, run_at timestamptz)
 LANGUAGE sql VOLATILE
 SET enable_seqscan = off

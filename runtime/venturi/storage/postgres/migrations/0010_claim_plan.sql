@@ -22,7 +22,7 @@ CREATE INDEX jobs_ready ON {schema}.jobs (queue, priority DESC, run_at, id)
     WHERE state = 'pending';
 
 CREATE FUNCTION {schema}.claim_candidates(
-    p_queues text[], p_kinds text[], p_now timestamptz, p_limit integer)
+    p_queues text[], p_kinds text[], p_now timestamptz, p_limit bigint)
 RETURNS TABLE (id text, concurrency_key text, priority smallint, run_at timestamptz)
 LANGUAGE sql VOLATILE
 SET enable_seqscan = off
