@@ -23,20 +23,31 @@ class JobFilter:
     queues: tuple[str, ...] = ()
     limit: int = 100
     before_id: str | None = None  # page backwards by id (newest first)
+    dedup_key: str | None = None
+    error_code: str | None = None
+    id_prefix: str | None = None  # ids starting with it
+    created_before: datetime | None = None
+    created_after: datetime | None = None  # at or after
 
 
 @dataclass(frozen=True, slots=True)
 class JobSelection:
     """The jobs a bulk operation (``Queue.cancel_jobs``, ``Queue.retry_jobs``) acts on.
 
-    Empty tuples mean any; every given criterion must hold. ``created_before``
-    selects jobs enqueued before that time (``--older-than`` on the command line).
+    Empty tuples and None mean any; every given criterion must hold. ``created_before``
+    selects jobs enqueued before that time (``--older-than`` on the command line); the
+    others are the dashboard's filters (``JobFilter``'s, so that a bulk action acts on
+    what the filtered list shows).
     """
 
     kinds: tuple[str, ...] = ()
     queues: tuple[str, ...] = ()
     states: tuple[JobState, ...] = ()
     created_before: datetime | None = None
+    created_after: datetime | None = None  # at or after
+    dedup_key: str | None = None
+    error_code: str | None = None
+    id_prefix: str | None = None  # ids starting with it
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,3 +169,15 @@ class Capabilities:
     listen_notify: bool  # idle workers are woken at once on enqueue
     transactional_enqueue: bool  # enqueue(task, conn=...) joins the application's transaction
     skip_locked: bool
+
+
+def prefix_range(prefix: str | None) -> tuple[str | None, str | None]:
+    """The ids starting with ``prefix`` as a range [low, high) an index can serve (ids are
+    compared bytewise: "C" collation on PostgreSQL, BINARY on SQLite)."""
+    if not prefix:
+        return None, None
+    last = ord(prefix[-1])
+    if last >= 0x10FFFF:
+        return prefix, None
+    following = 0xE000 if 0xD7FF <= last < 0xE000 else last + 1  # no surrogate in between
+    return prefix, prefix[:-1] + chr(following)

@@ -44,6 +44,8 @@ from venturi.storage._admin_types import (
     ScheduleInfo,
     ScheduleRecord,
 )
+from venturi.storage._overview import EXACT_UP_TO
+from venturi.storage._overview_types import DeadGroups, JobLease, LeaseHolder, Overview
 from venturi.storage._types import (
     EnqueueOutcome,
     EnqueueRequest,
@@ -55,6 +57,7 @@ from venturi.storage._types import (
 from venturi.storage.postgres import (
     _backlog,
     _operator,
+    _overview,
     _producer,
     _queues,
     _schedules,
@@ -458,6 +461,28 @@ class PostgresStorage:
             lambda: _operator.ready_counts_of_kinds(self._queries, kinds, now),
             what="count ready jobs",
             atomic=False,
+        )
+
+    # -- the dashboard -------------------------------------------------------------
+
+    def overview(self, *, now: datetime, exact_up_to: int = EXACT_UP_TO) -> Overview:
+        return self._run(
+            lambda: _overview.overview(self._queries, now, exact_up_to), what="read the overview"
+        )
+
+    def dead_groups(self, *, exact_up_to: int = EXACT_UP_TO, limit: int = 100) -> DeadGroups:
+        return self._run(
+            lambda: _overview.dead_groups(self._queries, exact_up_to, limit), what="group dead jobs"
+        )
+
+    def lease_holders(self) -> list[LeaseHolder]:
+        return self._run(
+            lambda: _overview.lease_holders(self._queries), what="list lease holders", atomic=False
+        )
+
+    def job_lease(self, job_id: str) -> JobLease | None:
+        return self._run(
+            lambda: _overview.job_lease(self._queries, job_id), what="read a lease", atomic=False
         )
 
     # -- the stored backlog ------------------------------------------------------

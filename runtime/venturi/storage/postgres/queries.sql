@@ -484,12 +484,19 @@ SELECT pg_notify({channel}, u.queue) FROM u
 
 -- name: list_jobs
 -- NULL filters mean "any". %(before_id)s pages backwards: only ids below it.
+-- id_from/id_to: the range of ids an id prefix selects.
 SELECT {JobRow}
 FROM {schema}.jobs
 WHERE (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
   AND (%(states)s::text[] IS NULL OR state = ANY(%(states)s::text[]))
   AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
   AND (%(before_id)s::text IS NULL OR id < %(before_id)s::text)
+  AND (%(dedup_key)s::text IS NULL OR dedup_key = %(dedup_key)s::text)
+  AND (%(error_code)s::text IS NULL OR error_code = %(error_code)s::text)
+  AND (%(id_from)s::text IS NULL OR id >= %(id_from)s::text)
+  AND (%(id_to)s::text IS NULL OR id < %(id_to)s::text)
+  AND (%(created_before)s::timestamptz IS NULL OR created_at < %(created_before)s::timestamptz)
+  AND (%(created_after)s::timestamptz IS NULL OR created_at >= %(created_after)s::timestamptz)
 ORDER BY id DESC
 LIMIT %(limit)s
 
@@ -561,6 +568,11 @@ WHERE state = ANY(%(states)s::text[])
   AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
   AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
   AND (%(created_before)s::timestamptz IS NULL OR created_at < %(created_before)s::timestamptz)
+  AND (%(created_after)s::timestamptz IS NULL OR created_at >= %(created_after)s::timestamptz)
+  AND (%(dedup_key)s::text IS NULL OR dedup_key = %(dedup_key)s::text)
+  AND (%(error_code)s::text IS NULL OR error_code = %(error_code)s::text)
+  AND (%(id_from)s::text IS NULL OR id >= %(id_from)s::text)
+  AND (%(id_to)s::text IS NULL OR id < %(id_to)s::text)
 GROUP BY state
 
 -- name: lock_selected
@@ -574,6 +586,11 @@ WHERE state = ANY(%(states)s::text[])
   AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
   AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
   AND (%(created_before)s::timestamptz IS NULL OR created_at < %(created_before)s::timestamptz)
+  AND (%(created_after)s::timestamptz IS NULL OR created_at >= %(created_after)s::timestamptz)
+  AND (%(dedup_key)s::text IS NULL OR dedup_key = %(dedup_key)s::text)
+  AND (%(error_code)s::text IS NULL OR error_code = %(error_code)s::text)
+  AND (%(id_from)s::text IS NULL OR id >= %(id_from)s::text)
+  AND (%(id_to)s::text IS NULL OR id < %(id_to)s::text)
   AND (%(after_id)s::text IS NULL OR id > %(after_id)s::text)
   AND id <= %(up_to_id)s::text
 ORDER BY id
@@ -654,3 +671,56 @@ LEFT JOIN LATERAL (
     WHERE schedule = s.name ORDER BY slot_at DESC LIMIT 1
 ) AS l ON true
 ORDER BY s.name
+
+-- ---------------------------------------------------------------- dashboard
+
+-- name: table_size
+-- The jobs table's size without counting it: the planner's rows per page (from the
+-- last ANALYZE or VACUUM; 30 when there was none) times the pages the table has now.
+SELECT (CASE WHEN c.reltuples >= 0 AND c.relpages > 0 THEN c.reltuples / c.relpages ELSE 30 END
+        * (pg_relation_size(c.oid) / current_setting('block_size')::integer))::bigint,
+       (pg_relation_size(c.oid) / current_setting('block_size')::integer)::bigint
+FROM pg_class AS c
+WHERE c.oid = '{schema}.jobs'::regclass
+
+-- name: overview_counts
+-- Jobs per queue and state, with the ready ones of each queue, in a sample of the
+-- table's pages (100: all of them). REPEATABLE: the same pages at every refresh, so
+-- figures do not jitter between two reads of an unchanged table.
+SELECT queue, state, count(*),
+       count(*) FILTER (WHERE state = 'pending' AND run_at <= %(now)s),
+       min(run_at) FILTER (WHERE state = 'pending' AND run_at <= %(now)s)
+FROM {schema}.jobs TABLESAMPLE SYSTEM (%(percent)s) REPEATABLE (7)
+WHERE state IN ('pending', 'running', 'dead')
+GROUP BY queue, state
+
+-- name: finished_per_minute
+SELECT date_trunc('minute', finished_at),
+       count(*) FILTER (WHERE state = 'completed'),
+       count(*) FILTER (WHERE state = 'dead')
+FROM {schema}.jobs TABLESAMPLE SYSTEM (%(percent)s) REPEATABLE (7)
+WHERE finished_at >= %(since)s AND state IN ('completed', 'dead')
+GROUP BY 1
+
+-- name: dead_groups
+SELECT error_code, count(*), min(finished_at), max(finished_at), max(id)
+FROM {schema}.jobs TABLESAMPLE SYSTEM (%(percent)s) REPEATABLE (7)
+WHERE state = 'dead'
+GROUP BY error_code
+ORDER BY count(*) DESC, error_code
+LIMIT %(limit)s
+
+-- name: error_messages
+SELECT id, error_message FROM {schema}.jobs WHERE id = ANY(%(ids)s::text[])
+
+-- name: lease_holders
+-- Served by the partial jobs_leases index: running jobs only.
+SELECT worker_id, count(*), array_agg(DISTINCT queue ORDER BY queue),
+       min(lease_expires_at), max(lease_expires_at)
+FROM {schema}.jobs
+WHERE state = 'running' AND lease_expires_at IS NOT NULL
+GROUP BY worker_id
+ORDER BY worker_id
+
+-- name: job_lease
+SELECT worker_id, lease_expires_at FROM {schema}.jobs WHERE id = %(id)s

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from venturi.storage import _controls
-from venturi.storage._admin_types import BulkBatch, JobCount, JobSelection, QueueStats
+from venturi.storage._admin_types import BulkBatch, JobCount, JobSelection, QueueStats, prefix_range
 from venturi.storage.sqlite._operator import cancel_rows, retry_rows
 from venturi.storage.sqlite._rows import epoch, from_epoch
 
@@ -49,6 +49,10 @@ def _selection_params(selection: JobSelection) -> tuple[Any, ...]:
         json.dumps(list(selection.kinds)),
         json.dumps(list(selection.queues)),
         None if selection.created_before is None else epoch(selection.created_before),
+        None if selection.created_after is None else epoch(selection.created_after),
+        selection.dedup_key,
+        selection.error_code,
+        *prefix_range(selection.id_prefix),
     )
 
 
