@@ -143,3 +143,14 @@ async def test_list_and_select_by_dedup_key_error_prefix_and_age(backend: Backen
     late = backend.sync.get(jobs[1].id)
     assert retried is not None and retried.state is JobState.PENDING
     assert late is not None and late.state is JobState.DEAD
+
+
+async def test_a_capped_count_stops_at_the_newest_jobs(backend: Backend) -> None:
+    results = await backend.storage.enqueue([request(Plain(i)) for i in range(5)] + [request(Other(1))])
+    ids = [r.job_id for r in results]
+    pending = JobSelection(states=(JobState.PENDING,), kinds=(Plain.KIND,))
+    capped = backend.sync.count_jobs_capped(pending, cap=3)
+    assert capped.total == 3 and capped.last_id == ids[4]
+    whole = backend.sync.count_jobs_capped(pending, cap=100)
+    assert whole.by_state == {JobState.PENDING: 5} and whole.last_id == ids[4]
+    assert backend.sync.count_jobs_capped(JobSelection(states=(JobState.DEAD,)), cap=3).total == 0

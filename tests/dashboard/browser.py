@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 
 import pytest
 import uvicorn
-
 from venturi.dashboard import DashboardApp
 
 if TYPE_CHECKING:

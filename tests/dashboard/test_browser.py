@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-
 from venturi import JobState, Queue
 from venturi._clock import utcnow
 from venturi.dashboard import create_app

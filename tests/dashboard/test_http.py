@@ -189,3 +189,20 @@ async def test_live_fragments_share_one_read_between_clients(populated: Populate
         for http in (first, second, first, second):
             assert (await http.get("/fragment/overview")).status_code == 200
     assert app.board.views.reads == 2  # the overview and the schedules, once each
+
+
+async def test_a_large_selection_is_previewed_as_at_least_and_acted_on_whole(
+    populated: Populated, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from venturi.dashboard import _pages
+
+    monkeypatch.setattr(_pages, "PREVIEW_CAP", 2)
+    async with client(create_app(populated.sync, tasks=TASKS)) as http:
+        preview = (await http.get("/bulk?action=cancel&queue=mail")).text
+        assert 'data-capped="true"' in preview and "at least 2 job(s) match" in preview
+        up_to = re.search(r'name="up_to" value="([^"]+)"', preview)
+        assert up_to is not None
+        token = await csrf_token(http, "/")
+        await http.post("/bulk", data={"csrf": token, "action": "cancel", "queue": "mail", "up_to": up_to.group(1)})
+    cancelled = JobSelection(queues=("mail",), states=(JobState.CANCELLED,))
+    assert populated.sync.count_jobs(cancelled).total == 3

@@ -26,6 +26,9 @@ from venturi.storage._protocol import Storage
 #: The environment variable the token is read from when none is given.
 TOKEN_ENV = "VENTURI_DASHBOARD_TOKEN"
 
+#: How long the queue names the job filters suggest are kept (seconds).
+NAMES_SECONDS = 30.0
+
 #: How long the overview and job lists are kept and shared by every client (seconds).
 VIEW_SECONDS = 1.5
 
@@ -97,6 +100,7 @@ def create_app(
         csrf=Csrf(),
         read_only=read_only,
         views=SharedCache(view_seconds),
+        names=SharedCache(NAMES_SECONDS),
         exact_up_to=exact_up_to,
     )
     pages, actions = Pages(board), Actions(board)

@@ -44,6 +44,7 @@ class Dashboard:
     csrf: Csrf
     read_only: bool
     views: SharedCache  # overview, job lists: shared by every client for a moment
+    names: SharedCache  # the queue names the filters suggest: kept longer
     exact_up_to: int
 
     async def call(self, work: Callable[[], T]) -> T:

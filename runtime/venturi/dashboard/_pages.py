@@ -23,6 +23,10 @@ from venturi.storage._types import JobState, StoredJob
 #: Pending jobs the tasks page decodes: the newest ones, a bounded sample.
 DECODE_SAMPLE = 500
 
+#: A bulk preview counts at most this many jobs (the newest), then says "at least": the
+#: action itself reaches every selected job up to the newest one the preview saw.
+PREVIEW_CAP = 1000
+
 
 class Pages:
     def __init__(self, board: Dashboard) -> None:
@@ -72,13 +76,17 @@ class Pages:
         }  # fmt: skip
 
     async def jobs(self, request: Request) -> Response:
+        board = self.board
         context = await self._jobs_context(request)
-        snapshot = await self.board.call(self._overview)
-        context.update(
-            title="Jobs",
-            kinds=sorted(self.board.tasks),
-            queues=[q.queue for q in snapshot.queues],
-        )
+
+        def queue_names() -> list[str]:
+            snapshot = board.storage.overview(now=utcnow(), exact_up_to=board.exact_up_to)
+            return [q.queue for q in snapshot.queues]
+
+        # Suggestions for the filter, read at most every NAMES_SECONDS whatever the views' own
+        # time: a name list is not worth an overview per page.
+        queues = await board.call(lambda: board.names.get("queues", queue_names))
+        context.update(title="Jobs", kinds=sorted(board.tasks), queues=queues)
         return self.board.renderer.page(request, "jobs.html", context)
 
     async def jobs_fragment(self, request: Request) -> Response:
@@ -120,10 +128,10 @@ class Pages:
         selection = query.selection(action, utcnow())
         counted = None
         if selection.states:
-            counted = await board.call(lambda: board.storage.count_jobs(selection))
+            counted = await board.call(lambda: board.storage.count_jobs_capped(selection, cap=PREVIEW_CAP))
         context = {
             "title": f"{action.value.capitalize()} jobs", "query": query, "action": action.value,
-            "count": counted, "states": [s.value for s in selection.states],
+            "count": counted, "states": [s.value for s in selection.states], "cap": PREVIEW_CAP,
         }  # fmt: skip
         return board.renderer.page(request, "bulk.html", context)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import NamedTuple
 
 from venturi.storage._types import JobState
@@ -169,6 +169,39 @@ class Capabilities:
     listen_notify: bool  # idle workers are woken at once on enqueue
     transactional_enqueue: bool  # enqueue(task, conn=...) joins the application's transaction
     skip_locked: bool
+
+
+#: How far a job's id (a ULID of the producer's clock) may be from its ``created_at`` (the
+#: database's clock on PostgreSQL): the margin of the id bounds a creation time gives.
+CLOCK_SLACK = timedelta(hours=1)
+
+
+def id_range(
+    prefix: str | None, created_after: datetime | None, created_before: datetime | None
+) -> tuple[str | None, str | None]:
+    """The ids [low, high) that can match an id prefix and a creation window.
+
+    Ids are ULIDs of their enqueue time, so a creation window bounds them too: with
+    that bound an index walk by id starts and stops near the window instead of
+    crossing every newer (or older) job. The bound is widened by ``CLOCK_SLACK``; the
+    exact ``created_at`` condition still decides.
+    """
+    low, high = prefix_range(prefix)
+    if created_after is not None:
+        floor = _ulid_floor(created_after - CLOCK_SLACK)
+        low = floor if low is None else max(low, floor)
+    if created_before is not None:
+        ceiling = _ulid_floor(created_before + CLOCK_SLACK)
+        high = ceiling if high is None else min(high, ceiling)
+    return low, high
+
+
+def _ulid_floor(moment: datetime) -> str:
+    """The smallest ULID of ``moment``'s millisecond."""
+    from venturi._ids import encode_ulid
+
+    ms = max(0, min(int(moment.timestamp() * 1000), (1 << 48) - 1))
+    return encode_ulid(ms << 80)
 
 
 def prefix_range(prefix: str | None) -> tuple[str | None, str | None]:

@@ -151,6 +151,11 @@ class Storage(Protocol):
         """How many jobs ``selection`` matches (its ``states`` are never empty), by state."""
         ...
 
+    def count_jobs_capped(self, selection: JobSelection, *, cap: int) -> JobCount:
+        """``count_jobs`` of the newest ``cap`` selected jobs at most: a total of ``cap``
+        means "at least that many". ``last_id`` is the greatest selected id all the same."""
+        ...
+
     def cancel_jobs(
         self,
         selection: JobSelection,

@@ -13,7 +13,7 @@ from typing import Any
 
 from venturi._journal import JournalEntry, JournalEvent
 from venturi._storable import could_be_stored
-from venturi.storage._admin_types import CancelOutcome, JobFilter, KindStats, prefix_range
+from venturi.storage._admin_types import CancelOutcome, JobFilter, KindStats, id_range
 from venturi.storage._types import JobState, StoredJob
 from venturi.storage.postgres._rows import (
     aware,
@@ -110,7 +110,9 @@ def list_jobs(queries: dict[str, str], job_filter: JobFilter) -> Steps[list[Stor
         "created_before": None if job_filter.created_before is None else aware(job_filter.created_before),
         "created_after": None if job_filter.created_after is None else aware(job_filter.created_after),
     }
-    params["id_from"], params["id_to"] = prefix_range(job_filter.id_prefix)
+    params["id_from"], params["id_to"] = id_range(
+        job_filter.id_prefix, job_filter.created_after, job_filter.created_before
+    )
     rows = yield Stmt(queries["list_jobs"], params)
     return [stored_job(row) for row in rows]
 

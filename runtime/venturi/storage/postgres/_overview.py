@@ -31,16 +31,17 @@ def _maybe_utc(value: datetime | None) -> datetime | None:
 def overview(queries: dict[str, str], now: datetime, exact_up_to: int) -> Steps[Overview]:
     how = yield from _basis(queries, exact_up_to)
     pauses = {queue: (utc(at), reason) for queue, at, reason in (yield Stmt(queries["queue_pauses"]))}
-    params = {"now": aware(now), "percent": how.sample_percent}
-    counts = [
-        (queue, state, n, ready, _maybe_utc(oldest))
-        for queue, state, n, ready, oldest in (yield Stmt(queries["overview_counts"], params))
-    ]
-    since = {"since": aware(_overview.throughput_since(now)), "percent": how.sample_percent}
-    minutes = [
-        (utc(minute), completed, dead)
-        for minute, completed, dead in (yield Stmt(queries["finished_per_minute"], since))
-    ]
+    since = _overview.throughput_since(now)
+    params = {"now": aware(now), "since": aware(since), "percent": how.sample_percent}
+    counts: list[tuple[str, str, int, int, datetime | None]] = []
+    minutes: list[tuple[datetime, int, int]] = []
+    for queue, state, minute, n, ready, oldest, completed, dead in (
+        yield Stmt(queries["overview_counts"], params)
+    ):
+        if queue is not None:
+            counts.append((queue, state, n, ready, _maybe_utc(oldest)))
+        elif minute is not None and utc(minute) >= since:  # not pending, nor dead long ago
+            minutes.append((utc(minute), completed, dead))
     return Overview(_overview.queues(pauses, counts, how), _overview.throughput(now, minutes, how), how)
 
 

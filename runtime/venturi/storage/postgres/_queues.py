@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from venturi.storage import _controls
-from venturi.storage._admin_types import BulkBatch, JobCount, JobSelection, QueueStats, prefix_range
+from venturi.storage._admin_types import BulkBatch, JobCount, JobSelection, QueueStats, id_range
 from venturi.storage.postgres._operator import cancel_stmt, retry_stmt
 from venturi.storage.postgres._rows import aware, utc
 from venturi.storage.postgres._steps import Steps, Stmt
@@ -55,12 +55,20 @@ def _selection_params(selection: JobSelection) -> dict[str, Any]:
         "dedup_key": selection.dedup_key,
         "error_code": selection.error_code,
     }
-    params["id_from"], params["id_to"] = prefix_range(selection.id_prefix)
+    params["id_from"], params["id_to"] = id_range(
+        selection.id_prefix, selection.created_after, selection.created_before
+    )
     return params
 
 
 def count(queries: dict[str, str], selection: JobSelection) -> Steps[JobCount]:
     return _controls.job_count((yield Stmt(queries["count_selected"], _selection_params(selection))))
+
+
+def count_capped(queries: dict[str, str], selection: JobSelection, cap: int) -> Steps[JobCount]:
+    params = _selection_params(selection)
+    params["cap"] = cap
+    return _controls.job_count((yield Stmt(queries["count_selected_capped"], params)))
 
 
 def _lock_next(

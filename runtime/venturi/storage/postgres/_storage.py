@@ -420,6 +420,13 @@ class PostgresStorage:
             lambda: _queues.count(self._queries, selection), what="count jobs", atomic=False
         )
 
+    def count_jobs_capped(self, selection: JobSelection, *, cap: int) -> JobCount:
+        return self._run(
+            lambda: _queues.count_capped(self._queries, selection, cap),
+            what="count jobs",
+            atomic=False,
+        )
+
     def cancel_jobs(
         self,
         selection: JobSelection,

@@ -475,6 +475,11 @@ class AsyncPostgresStorage:
             lambda: _queues.count(self._queries, selection), what="count jobs", atomic=False
         )
 
+    async def count_jobs_capped(self, selection: JobSelection, *, cap: int) -> JobCount:
+        return await self._run(
+            lambda: _queues.count_capped(self._queries, selection, cap), what="count jobs", atomic=False
+        )
+
     async def cancel_jobs(
         self,
         selection: JobSelection,

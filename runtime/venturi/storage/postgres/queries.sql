@@ -575,6 +575,27 @@ WHERE state = ANY(%(states)s::text[])
   AND (%(id_to)s::text IS NULL OR id < %(id_to)s::text)
 GROUP BY state
 
+-- name: count_selected_capped
+-- count_selected for the dashboard's preview: the newest %(cap)s selected jobs at most,
+-- along the primary key from its end, so a large selection stops the walk early.
+SELECT state, count(*), max(id)
+FROM (
+    SELECT state, id
+    FROM {schema}.jobs
+    WHERE state = ANY(%(states)s::text[])
+      AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
+      AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+      AND (%(created_before)s::timestamptz IS NULL OR created_at < %(created_before)s::timestamptz)
+      AND (%(created_after)s::timestamptz IS NULL OR created_at >= %(created_after)s::timestamptz)
+      AND (%(dedup_key)s::text IS NULL OR dedup_key = %(dedup_key)s::text)
+      AND (%(error_code)s::text IS NULL OR error_code = %(error_code)s::text)
+      AND (%(id_from)s::text IS NULL OR id >= %(id_from)s::text)
+      AND (%(id_to)s::text IS NULL OR id < %(id_to)s::text)
+    ORDER BY id DESC
+    LIMIT %(cap)s
+) AS s
+GROUP BY state
+
 -- name: lock_selected
 -- One batch of a bulk operation: the next selected jobs in id order, after
 -- %(after_id)s (NULL: from the start) and up to %(up_to_id)s (the highest id
@@ -684,23 +705,20 @@ FROM pg_class AS c
 WHERE c.oid = '{schema}.jobs'::regclass
 
 -- name: overview_counts
--- Jobs per queue and state, with the ready ones of each queue, in a sample of the
--- table's pages (100: all of them). REPEATABLE: the same pages at every refresh, so
--- figures do not jitter between two reads of an unchanged table.
-SELECT queue, state, count(*),
+-- In one read of a sample of the table's pages (100: all of them): jobs per queue and
+-- state with the ready ones of each queue (the rows with a queue), and completed and
+-- dead jobs per minute since %(since)s (the rows with a minute). REPEATABLE: the same
+-- pages at every refresh, so figures do not jitter between two reads of an unchanged
+-- table.
+SELECT queue, state, date_trunc('minute', finished_at) AS minute, count(*),
        count(*) FILTER (WHERE state = 'pending' AND run_at <= %(now)s),
-       min(run_at) FILTER (WHERE state = 'pending' AND run_at <= %(now)s)
-FROM {schema}.jobs TABLESAMPLE SYSTEM (%(percent)s) REPEATABLE (7)
-WHERE state IN ('pending', 'running', 'dead')
-GROUP BY queue, state
-
--- name: finished_per_minute
-SELECT date_trunc('minute', finished_at),
+       min(run_at) FILTER (WHERE state = 'pending' AND run_at <= %(now)s),
        count(*) FILTER (WHERE state = 'completed'),
        count(*) FILTER (WHERE state = 'dead')
 FROM {schema}.jobs TABLESAMPLE SYSTEM (%(percent)s) REPEATABLE (7)
-WHERE finished_at >= %(since)s AND state IN ('completed', 'dead')
-GROUP BY 1
+WHERE state IN ('pending', 'running', 'dead')
+   OR (state = 'completed' AND finished_at >= %(since)s)
+GROUP BY GROUPING SETS ((queue, state), (date_trunc('minute', finished_at)))
 
 -- name: dead_groups
 SELECT error_code, count(*), min(finished_at), max(finished_at), max(id)

@@ -302,6 +302,9 @@ class SqliteStorage:
     def count_jobs(self, selection: JobSelection) -> JobCount:
         return self._read(lambda: _queues.count(self._conn, self._queries, selection))
 
+    def count_jobs_capped(self, selection: JobSelection, *, cap: int) -> JobCount:
+        return self._read(lambda: _queues.count_capped(self._conn, self._queries, selection, cap))
+
     def cancel_jobs(
         self,
         selection: JobSelection,

@@ -414,6 +414,26 @@ WHERE state IN (SELECT value FROM json_each(?1))
   AND (?9 IS NULL OR id < ?9)
 GROUP BY state
 
+-- name: count_selected_capped
+-- count_selected for the dashboard's preview: the newest ?10 selected jobs at most.
+SELECT state, count(*), max(id)
+FROM (
+    SELECT state, id
+    FROM jobs
+    WHERE state IN (SELECT value FROM json_each(?1))
+      AND (json_array_length(?2) = 0 OR kind IN (SELECT value FROM json_each(?2)))
+      AND (json_array_length(?3) = 0 OR queue IN (SELECT value FROM json_each(?3)))
+      AND (?4 IS NULL OR created_at < ?4)
+      AND (?5 IS NULL OR created_at >= ?5)
+      AND (?6 IS NULL OR dedup_key = ?6)
+      AND (?7 IS NULL OR error_code = ?7)
+      AND (?8 IS NULL OR id >= ?8)
+      AND (?9 IS NULL OR id < ?9)
+    ORDER BY id DESC
+    LIMIT ?10
+)
+GROUP BY state
+
 -- name: next_selected
 -- One batch of a bulk operation: the next selected jobs in id order, after
 -- ?10 (NULL: from the start) and up to ?11 (the highest id the count saw); ?1-?9
