@@ -206,3 +206,12 @@ async def test_a_large_selection_is_previewed_as_at_least_and_acted_on_whole(
         await http.post("/bulk", data={"csrf": token, "action": "cancel", "queue": "mail", "up_to": up_to.group(1)})
     cancelled = JobSelection(queues=("mail",), states=(JobState.CANCELLED,))
     assert populated.sync.count_jobs(cancelled).total == 3
+
+
+async def test_an_open_dashboard_answers_to_the_loopback_names_only(populated: Populated) -> None:
+    app = create_app(populated.sync, tasks=TASKS, allowed_hosts=["127.0.0.1", "localhost", "::1"])
+    async with client(app) as http:
+        for host, status in (("127.0.0.1:8000", 200), ("localhost:8000", 200), ("[::1]:8000", 200),
+                             ("rebound.example:8000", 400), ("evil.example", 400)):  # fmt: skip
+            answer = await http.get("/", headers={"host": host})
+            assert answer.status_code == status, host

@@ -91,9 +91,12 @@ def run(args: argparse.Namespace) -> int:
         ) from None
     classes = _tasks(args.tasks)
     with open_storage(args.database) as storage:
+        # Without authentication it listens on the loopback only, and answers only to the
+        # loopback's names: a site whose DNS name is rebound to 127.0.0.1 gets nothing.
+        open_access = token is None and args.trusted_header is None
         app = create_app(
             storage, tasks=classes, read_only=args.read_only, token=token,
-            trusted_header=args.trusted_header,
+            trusted_header=args.trusted_header, allowed_hosts=LOOPBACK if open_access else None,
         )  # fmt: skip
         shown = f"[{args.host}]" if ":" in args.host else args.host
         sys.stderr.write(

@@ -73,6 +73,7 @@ def create_app(
     trusted_header: str | None = None,
     view_seconds: float = VIEW_SECONDS,
     exact_up_to: int = EXACT_UP_TO,
+    allowed_hosts: Sequence[str] | None = None,
 ) -> DashboardApp:
     """The dashboard over ``database`` (a URL, as ``--database`` takes; or an open
     ``Storage``, left open on close).
@@ -82,6 +83,8 @@ def create_app(
     every action. ``token`` (else ``$VENTURI_DASHBOARD_TOKEN``) requires a bearer
     token or a login; ``trusted_header`` admits requests carrying that header (set by
     an authenticating proxy, which must strip it from what clients send).
+    ``allowed_hosts``: the only ``Host`` names to answer to (``venturi dashboard``
+    without authentication gives the loopback's, against DNS rebinding).
     """
     if isinstance(database, str) or database is None:
         from venturi.storage._url import open_storage
@@ -102,6 +105,7 @@ def create_app(
         views=SharedCache(view_seconds),
         names=SharedCache(NAMES_SECONDS),
         exact_up_to=exact_up_to,
+        allowed_hosts=None if allowed_hosts is None else frozenset(allowed_hosts),
     )
     pages, actions = Pages(board), Actions(board)
 

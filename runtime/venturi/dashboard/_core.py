@@ -22,7 +22,7 @@ from venturi._task import Task
 from venturi.dashboard._cache import SharedCache
 from venturi.dashboard._filters import FilterError
 from venturi.dashboard._render import Renderer
-from venturi.dashboard._security import CSRF_COOKIE, Access, Csrf, same_origin
+from venturi.dashboard._security import CSRF_COOKIE, Access, Csrf, host_allowed, same_origin
 from venturi.errors import VenturiError
 from venturi.storage._protocol import Storage
 
@@ -46,6 +46,7 @@ class Dashboard:
     views: SharedCache  # overview, job lists: shared by every client for a moment
     names: SharedCache  # the queue names the filters suggest: kept longer
     exact_up_to: int
+    allowed_hosts: frozenset[str] | None  # the Host names answered to (None: any)
 
     async def call(self, work: Callable[[], T]) -> T:
         """A storage call, in the thread pool."""
@@ -76,6 +77,8 @@ def page(board: Dashboard, handler: Endpoint, *, action: bool = False, public: b
 
     async def endpoint(request: Request) -> Response:
         request.state.read_only = board.read_only
+        if not host_allowed(request, board.allowed_hosts):
+            return PlainTextResponse("unknown Host: this dashboard answers on its own address only", status_code=400)
         if not public and not board.access.allows(request):
             fragment = "/fragment/" in request.url.path  # polled by the page's script
             if request.method == "GET" and board.access.token is not None and not fragment:

@@ -127,3 +127,15 @@ def same_origin(conn: HTTPConnection) -> bool:
         return True
     return urlsplit(origin).netloc == conn.headers.get("host", "")
 
+
+
+#: The names a dashboard without authentication answers to (``Host``): the loopback's. A
+#: web page elsewhere cannot then reach it through a DNS name rebound to 127.0.0.1.
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def host_allowed(conn: HTTPConnection, allowed: frozenset[str] | None) -> bool:
+    if allowed is None:
+        return True
+    name = urlsplit("//" + conn.headers.get("host", "")).hostname or ""
+    return name in allowed or (name.startswith("127.") and "127.0.0.1" in allowed)
