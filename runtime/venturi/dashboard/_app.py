@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from starlette.applications import Starlette
@@ -73,7 +73,7 @@ def create_app(
     trusted_header: str | None = None,
     view_seconds: float = VIEW_SECONDS,
     exact_up_to: int = EXACT_UP_TO,
-    allowed_hosts: Sequence[str] | None = None,
+    allowed_hosts: Iterable[str] | None = None,
 ) -> DashboardApp:
     """The dashboard over ``database`` (a URL, as ``--database`` takes; or an open
     ``Storage``, left open on close).
