@@ -474,12 +474,16 @@ class PostgresStorage:
 
     def overview(self, *, now: datetime, exact_up_to: int = EXACT_UP_TO) -> Overview:
         return self._run(
-            lambda: _overview.overview(self._queries, now, exact_up_to), what="read the overview"
+            lambda: _overview.overview(self._queries, now, exact_up_to),
+            what="read the overview",
+            atomic=False,  # reads only: no transaction's round trips, and a retry is harmless
         )
 
     def dead_groups(self, *, exact_up_to: int = EXACT_UP_TO, limit: int = 100) -> DeadGroups:
         return self._run(
-            lambda: _overview.dead_groups(self._queries, exact_up_to, limit), what="group dead jobs"
+            lambda: _overview.dead_groups(self._queries, exact_up_to, limit),
+            what="group dead jobs",
+            atomic=False,
         )
 
     def lease_holders(self) -> list[LeaseHolder]:
