@@ -25,7 +25,7 @@ DECODE_SAMPLE = 500
 
 #: A bulk preview counts at most this many jobs (the newest), then says "at least": the
 #: action itself reaches every selected job up to the newest one the preview saw.
-PREVIEW_CAP = 500
+PREVIEW_CAP = 100
 
 
 class Pages:
