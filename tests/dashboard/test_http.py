@@ -215,3 +215,31 @@ async def test_an_open_dashboard_answers_to_the_loopback_names_only(populated: P
                              ("rebound.example:8000", 400), ("evil.example", 400)):  # fmt: skip
             answer = await http.get("/", headers={"host": host})
             assert answer.status_code == status, host
+
+
+async def test_control_characters_surrogates_and_bad_utf8_are_shown_escaped(populated: Populated) -> None:
+    import sqlite3
+
+    job = populated.jobs.dead[0]
+    conn = sqlite3.connect(populated.path, isolation_level=None)
+    try:
+        # What another program (or damage) may leave: a JSON escape of a lone surrogate and
+        # an escape sequence in the payload, bytes that are not UTF-8 in the error, a
+        # carriage return and a NUL in the journal's note.
+        conn.execute(
+            "UPDATE jobs SET payload = ?, error_message = CAST(? AS TEXT) WHERE id = ?",
+            ('{"n": "\\ud800 and \\u001b[31mred", "level": 2, "lock": null}', b"bad \xff\xfe bytes", job),
+        )
+        conn.execute("UPDATE journal SET note = ? WHERE job_id = ?", ("line\rover\x00written", job))
+    finally:
+        conn.close()
+    async with client(create_app(populated.sync, tasks=TASKS)) as http:
+        page = await http.get(f"/jobs/{job}")
+        listed = await http.get("/jobs?state=dead")
+    assert page.status_code == 200 and listed.status_code == 200
+    text = page.text
+    assert "\\ud800" in text and "\\x1b[31mred" in text  # as escapes, not as characters
+    assert "\x1b" not in text and "\x00" not in text and "\r" not in text
+    assert "bad \\xff\\xfe bytes" in text
+    assert "line\\rover\\x00written" in text
+    page.content.decode("utf-8")  # the page is valid UTF-8 whatever was stored
