@@ -67,3 +67,37 @@ def test_without_the_extra_the_command_names_it() -> None:
     ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
     assert ran.returncode == EXIT_USAGE
     assert "pip install 'venturi[dashboard]'" in ran.stderr
+
+
+def test_the_command_serves_the_dashboard_on_the_loopback(tmp_path: Path) -> None:
+    import time
+
+    import httpx
+
+    from venturi.storage.sqlite import SqliteStorage
+
+    from tests.dashboard.browser import free_port
+
+    database = tmp_path / "jobs.sqlite3"
+    SqliteStorage(str(database)).migrate()
+    port = free_port()
+    command = [sys.executable, "-m", "venturi.cli", "dashboard", "--database", str(database),
+               "--port", str(port), "--read-only"]  # fmt: skip
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                page = httpx.get(f"http://127.0.0.1:{port}/", timeout=2)
+                break
+            except httpx.TransportError:
+                assert server.poll() is None, server.communicate()[1]
+                assert time.monotonic() < deadline, "the dashboard did not start"
+                time.sleep(0.1)
+        assert page.status_code == 200 and "read-only" in page.text
+        rebound = httpx.get(f"http://127.0.0.1:{port}/", headers={"host": "rebound.example"}, timeout=2)
+        assert rebound.status_code == 400
+    finally:
+        server.terminate()
+        _, err = server.communicate(timeout=30)
+    assert f"venturi dashboard on http://127.0.0.1:{port}/" in err
