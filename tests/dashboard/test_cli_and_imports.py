@@ -73,7 +73,6 @@ def test_the_command_serves_the_dashboard_on_the_loopback(tmp_path: Path) -> Non
     import time
 
     import httpx
-
     from venturi.storage.sqlite import SqliteStorage
 
     from tests.dashboard.browser import free_port
