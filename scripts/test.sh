@@ -18,6 +18,16 @@ if command -v pg_isready >/dev/null 2>&1 && ! pg_isready -q -h 127.0.0.1 -p 5432
   fi
 fi
 
+# Chromium for the dashboard's browser tests (tests/dashboard/test_browser.py), from the
+# distribution's packages; Playwright drives it and never downloads a browser of its own.
+# Without it the browser tests skip, except in CI (CI=true), where they fail.
+if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1; then
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then SUDO="sudo -n"; fi
+  { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium; } \
+    >/dev/null 2>&1 || echo "scripts/test.sh: could not install chromium; the browser tests need /usr/bin/chromium" >&2
+fi
+
 echo "== ruff"
 .venv/bin/ruff check runtime generator tests examples scripts bench
 echo "== ruff on generated code (the markers that tell users' linters to skip it, ignored)"

@@ -96,6 +96,12 @@ def test_both_wheels_carry_the_licence_and_the_project_urls(wheels: dict[str, Pa
         assert {"Homepage", "Documentation", "Repository", "Issues"} <= set(urls)
 
 
+def test_the_runtime_wheel_carries_the_dashboards_templates_and_static_files(wheels: dict[str, Path]) -> None:
+    names, _ = _metadata(wheels["venturi"])
+    for shipped in ("templates/base.html", "templates/job.html", "static/dashboard.css", "static/dashboard.js"):
+        assert f"venturi/dashboard/{shipped}" in names, shipped
+
+
 def test_both_sdists_carry_the_licence_and_build_on_their_own(sources: Path, tmp_path: Path) -> None:
     build = "import sys, setuptools.build_meta as b; print(b.build_sdist(sys.argv[1]))"
     expected = {

@@ -5,7 +5,8 @@ an import path, ``venturi jobs`` lists, shows, cancels and retries jobs (one, or
 all that match a filter), ``venturi queues`` pauses, resumes and lists
 queues, ``venturi stats`` reports backlog and throughput, ``venturi prune`` applies
 retention, ``venturi check-backlog`` decodes every stored job with the current
-code before a deploy. Every command reads ``--database URL`` (else
+code before a deploy, ``venturi dashboard`` serves the operator dashboard (the
+``dashboard`` extra). Every command reads ``--database URL`` (else
 ``$VENTURI_DATABASE_URL``, else the default SQLite file). Only the standard
 library is used, so the runtime gains no dependency. See docs/cli.md.
 """
@@ -19,7 +20,16 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from venturi.cli import _backlog, _jobs, _migrate, _prune, _queues, _stats, _worker_cmd
+from venturi.cli import (
+    _backlog,
+    _dashboard_cmd,
+    _jobs,
+    _migrate,
+    _prune,
+    _queues,
+    _stats,
+    _worker_cmd,
+)
 from venturi.cli._errors import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
@@ -85,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="log what the command does on stderr (the worker has its own --log-level)",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (_migrate, _worker_cmd, _jobs, _queues, _stats, _prune, _backlog):
+    for module in (_migrate, _worker_cmd, _jobs, _queues, _stats, _prune, _backlog, _dashboard_cmd):
         module.register(commands)
     return parser
 

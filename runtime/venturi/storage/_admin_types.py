@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import NamedTuple
 
 from venturi.storage._types import JobState
@@ -24,15 +24,21 @@ class JobFilter:
     limit: int = 100
     before_id: str | None = None  # page backwards by id (newest first)
     tags: tuple[str, ...] = ()  # every one of them; checked, each once (venturi._labels)
+    dedup_key: str | None = None
+    error_code: str | None = None
+    id_prefix: str | None = None  # ids starting with it
+    created_before: datetime | None = None
+    created_after: datetime | None = None  # at or after
 
 
 @dataclass(frozen=True, slots=True)
 class JobSelection:
     """The jobs a bulk operation (``Queue.cancel_jobs``, ``Queue.retry_jobs``) acts on.
 
-    Empty tuples mean any; every given criterion must hold. ``created_before``
+    Empty tuples and None mean any; every given criterion must hold. ``created_before``
     selects jobs enqueued before that time (``--older-than`` on the command line);
-    ``tags``, jobs carrying every one of them.
+    ``tags``, jobs carrying every one of them; the others are the dashboard's filters
+    (``JobFilter``'s, so that a bulk action acts on what the filtered list shows).
     """
 
     kinds: tuple[str, ...] = ()
@@ -40,6 +46,10 @@ class JobSelection:
     states: tuple[JobState, ...] = ()
     created_before: datetime | None = None
     tags: tuple[str, ...] = ()
+    created_after: datetime | None = None  # at or after
+    dedup_key: str | None = None
+    error_code: str | None = None
+    id_prefix: str | None = None  # ids starting with it
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,3 +174,48 @@ class Capabilities:
     #: The schema version this code's migrations build, and so the one its statements
     #: need: a worker that does not migrate refuses to start on an older schema.
     schema_version: int = 0
+
+
+#: How far a job's id (a ULID of the producer's clock) may be from its ``created_at`` (the
+#: database's clock on PostgreSQL): the margin of the id bounds a creation time gives.
+CLOCK_SLACK = timedelta(hours=1)
+
+
+def id_range(
+    prefix: str | None, created_after: datetime | None, created_before: datetime | None
+) -> tuple[str | None, str | None]:
+    """The ids [low, high) that can match an id prefix and a creation window.
+
+    Ids are ULIDs of their enqueue time, so a creation window bounds them too: with
+    that bound an index walk by id starts and stops near the window instead of
+    crossing every newer (or older) job. The bound is widened by ``CLOCK_SLACK``; the
+    exact ``created_at`` condition still decides.
+    """
+    low, high = prefix_range(prefix)
+    if created_after is not None:
+        floor = _ulid_floor(created_after - CLOCK_SLACK)
+        low = floor if low is None else max(low, floor)
+    if created_before is not None:
+        ceiling = _ulid_floor(created_before + CLOCK_SLACK)
+        high = ceiling if high is None else min(high, ceiling)
+    return low, high
+
+
+def _ulid_floor(moment: datetime) -> str:
+    """The smallest ULID of ``moment``'s millisecond."""
+    from venturi._ids import encode_ulid
+
+    ms = max(0, min(int(moment.timestamp() * 1000), (1 << 48) - 1))
+    return encode_ulid(ms << 80)
+
+
+def prefix_range(prefix: str | None) -> tuple[str | None, str | None]:
+    """The ids starting with ``prefix`` as a range [low, high) an index can serve (ids are
+    compared bytewise: "C" collation on PostgreSQL, BINARY on SQLite)."""
+    if not prefix:
+        return None, None
+    last = ord(prefix[-1])
+    if last >= 0x10FFFF:
+        return prefix, None
+    following = 0xE000 if 0xD7FF <= last < 0xE000 else last + 1  # no surrogate in between
+    return prefix, prefix[:-1] + chr(following)

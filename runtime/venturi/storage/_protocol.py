@@ -29,6 +29,8 @@ from venturi.storage._admin_types import (
     ScheduleInfo,
     ScheduleRecord,
 )
+from venturi.storage._overview import EXACT_UP_TO
+from venturi.storage._overview_types import DeadGroups, JobLease, LeaseHolder, Overview
 from venturi.storage._run_types import ClaimedJob, ClaimRequest, RunResult
 from venturi.storage._types import EnqueueRequest, EnqueueResult, JobState, StoredJob
 
@@ -159,6 +161,11 @@ class Storage(Protocol):
         """How many jobs ``selection`` matches (its ``states`` are never empty), by state."""
         ...
 
+    def count_jobs_capped(self, selection: JobSelection, *, cap: int) -> JobCount:
+        """``count_jobs`` of the newest ``cap`` selected jobs at most: a total of ``cap``
+        means "at least that many". ``last_id`` is the greatest selected id all the same."""
+        ...
+
     def cancel_jobs(
         self,
         selection: JobSelection,
@@ -182,6 +189,27 @@ class Storage(Protocol):
         up_to_id: str,
     ) -> BulkBatch:
         """``cancel_jobs`` for sending dead or cancelled jobs back to pending."""
+        ...
+
+    # -- the dashboard (venturi dashboard) ---------------------------------------
+
+    def overview(self, *, now: datetime, exact_up_to: int = EXACT_UP_TO) -> Overview:
+        """Every queue with jobs that may still run, or dead ones, or paused: its jobs by
+        state, its oldest ready job, its pause; and the jobs finished per minute over the
+        last hour. Exact up to ``exact_up_to`` jobs in the table, else from a sample of
+        its pages (``Overview.basis`` says which; ``storage/_overview_types.py``)."""
+        ...
+
+    def dead_groups(self, *, exact_up_to: int = EXACT_UP_TO, limit: int = 100) -> DeadGroups:
+        """Dead jobs by error code, the largest ``limit`` groups, counted as ``overview``."""
+        ...
+
+    def lease_holders(self) -> list[LeaseHolder]:
+        """The workers holding leases now (running jobs), by worker id."""
+        ...
+
+    def job_lease(self, job_id: str) -> JobLease | None:
+        """Who holds (or last held) the job's lease; None if there is no such job."""
         ...
 
     # -- the stored backlog (venturi check-backlog) --------------------------------

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 from venturi._journal import JournalEntry, JournalEvent
 from venturi._storable import could_be_stored
-from venturi.storage._admin_types import CancelOutcome, JobFilter, KindStats
+from venturi.storage._admin_types import CancelOutcome, JobFilter, KindStats, id_range
 from venturi.storage._types import JobState, StoredJob
 from venturi.storage.postgres._rows import (
     aware,
@@ -98,14 +99,21 @@ def retry_stmt(
 
 
 def list_jobs(queries: dict[str, str], job_filter: JobFilter) -> Steps[list[StoredJob]]:
-    params = {
+    params: dict[str, Any] = {
         "kinds": list(job_filter.kinds) or None,
         "states": [str(s) for s in job_filter.states] or None,
         "queues": list(job_filter.queues) or None,
         "before_id": job_filter.before_id,
         "limit": job_filter.limit,
         "tags": list(job_filter.tags) or None,
+        "dedup_key": job_filter.dedup_key,
+        "error_code": job_filter.error_code,
+        "created_before": None if job_filter.created_before is None else aware(job_filter.created_before),
+        "created_after": None if job_filter.created_after is None else aware(job_filter.created_after),
     }
+    params["id_from"], params["id_to"] = id_range(
+        job_filter.id_prefix, job_filter.created_after, job_filter.created_before
+    )
     rows = yield Stmt(queries["list_jobs"], params)
     return [stored_job(row) for row in rows]
 

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from venturi.storage import _controls
-from venturi.storage._admin_types import BulkBatch, JobCount, JobSelection, QueueStats
+from venturi.storage._admin_types import BulkBatch, JobCount, JobSelection, QueueStats, id_range
 from venturi.storage.postgres._operator import cancel_stmt, retry_stmt
 from venturi.storage.postgres._rows import aware, utc
 from venturi.storage.postgres._steps import Steps, Stmt
@@ -46,17 +46,30 @@ def queue_stats(queries: dict[str, str], now: datetime) -> Steps[list[QueueStats
 
 
 def _selection_params(selection: JobSelection) -> dict[str, Any]:
-    return {
+    params: dict[str, Any] = {
         "states": [str(state) for state in selection.states],
         "kinds": list(selection.kinds) or None,
         "queues": list(selection.queues) or None,
         "created_before": None if selection.created_before is None else aware(selection.created_before),
         "tags": list(selection.tags) or None,
+        "created_after": None if selection.created_after is None else aware(selection.created_after),
+        "dedup_key": selection.dedup_key,
+        "error_code": selection.error_code,
     }
+    params["id_from"], params["id_to"] = id_range(
+        selection.id_prefix, selection.created_after, selection.created_before
+    )
+    return params
 
 
 def count(queries: dict[str, str], selection: JobSelection) -> Steps[JobCount]:
     return _controls.job_count((yield Stmt(queries["count_selected"], _selection_params(selection))))
+
+
+def count_capped(queries: dict[str, str], selection: JobSelection, cap: int) -> Steps[JobCount]:
+    params = _selection_params(selection)
+    params["cap"] = cap
+    return _controls.job_count((yield Stmt(queries["count_selected_capped"], params)))
 
 
 def _lock_next(

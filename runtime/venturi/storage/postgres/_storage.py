@@ -45,6 +45,8 @@ from venturi.storage._admin_types import (
     ScheduleRecord,
 )
 from venturi.storage._app_connection import application_connection
+from venturi.storage._overview import EXACT_UP_TO
+from venturi.storage._overview_types import DeadGroups, JobLease, LeaseHolder, Overview
 from venturi.storage._types import (
     EnqueueOutcome,
     EnqueueRequest,
@@ -56,6 +58,7 @@ from venturi.storage._types import (
 from venturi.storage.postgres import (
     _backlog,
     _operator,
+    _overview,
     _producer,
     _queues,
     _schedules,
@@ -426,6 +429,13 @@ class PostgresStorage:
             lambda: _queues.count(self._queries, selection), what="count jobs", atomic=False
         )
 
+    def count_jobs_capped(self, selection: JobSelection, *, cap: int) -> JobCount:
+        return self._run(
+            lambda: _queues.count_capped(self._queries, selection, cap),
+            what="count jobs",
+            atomic=False,
+        )
+
     def cancel_jobs(
         self,
         selection: JobSelection,
@@ -467,6 +477,32 @@ class PostgresStorage:
             lambda: _operator.ready_counts_of_kinds(self._queries, kinds, now),
             what="count ready jobs",
             atomic=False,
+        )
+
+    # -- the dashboard -------------------------------------------------------------
+
+    def overview(self, *, now: datetime, exact_up_to: int = EXACT_UP_TO) -> Overview:
+        return self._run(
+            lambda: _overview.overview(self._queries, now, exact_up_to),
+            what="read the overview",
+            atomic=False,  # reads only: no transaction's round trips, and a retry is harmless
+        )
+
+    def dead_groups(self, *, exact_up_to: int = EXACT_UP_TO, limit: int = 100) -> DeadGroups:
+        return self._run(
+            lambda: _overview.dead_groups(self._queries, exact_up_to, limit),
+            what="group dead jobs",
+            atomic=False,
+        )
+
+    def lease_holders(self) -> list[LeaseHolder]:
+        return self._run(
+            lambda: _overview.lease_holders(self._queries), what="list lease holders", atomic=False
+        )
+
+    def job_lease(self, job_id: str) -> JobLease | None:
+        return self._run(
+            lambda: _overview.job_lease(self._queries, job_id), what="read a lease", atomic=False
         )
 
     # -- the stored backlog ------------------------------------------------------

@@ -484,6 +484,7 @@ SELECT pg_notify({channel}, u.queue) FROM u
 
 -- name: list_jobs
 -- NULL filters mean "any". %(before_id)s pages backwards: only ids below it.
+-- id_from/id_to: the range of ids an id prefix selects.
 -- A job must carry every one of %(tags)s (the partial GIN index jobs_tags).
 SELECT {JobRow}
 FROM {schema}.jobs
@@ -491,6 +492,12 @@ WHERE (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
   AND (%(states)s::text[] IS NULL OR state = ANY(%(states)s::text[]))
   AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
   AND (%(before_id)s::text IS NULL OR id < %(before_id)s::text)
+  AND (%(dedup_key)s::text IS NULL OR dedup_key = %(dedup_key)s::text)
+  AND (%(error_code)s::text IS NULL OR error_code = %(error_code)s::text)
+  AND (%(id_from)s::text IS NULL OR id >= %(id_from)s::text)
+  AND (%(id_to)s::text IS NULL OR id < %(id_to)s::text)
+  AND (%(created_before)s::timestamptz IS NULL OR created_at < %(created_before)s::timestamptz)
+  AND (%(created_after)s::timestamptz IS NULL OR created_at >= %(created_after)s::timestamptz)
   AND (%(tags)s::text[] IS NULL OR tags @> %(tags)s::text[])
 ORDER BY id DESC
 LIMIT %(limit)s
@@ -575,7 +582,34 @@ WHERE state = ANY(%(states)s::text[])
   AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
   AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
   AND (%(created_before)s::timestamptz IS NULL OR created_at < %(created_before)s::timestamptz)
+  AND (%(created_after)s::timestamptz IS NULL OR created_at >= %(created_after)s::timestamptz)
+  AND (%(dedup_key)s::text IS NULL OR dedup_key = %(dedup_key)s::text)
+  AND (%(error_code)s::text IS NULL OR error_code = %(error_code)s::text)
+  AND (%(id_from)s::text IS NULL OR id >= %(id_from)s::text)
+  AND (%(id_to)s::text IS NULL OR id < %(id_to)s::text)
   AND (%(tags)s::text[] IS NULL OR tags @> %(tags)s::text[])
+GROUP BY state
+
+-- name: count_selected_capped
+-- count_selected for the dashboard's preview: the newest %(cap)s selected jobs at most,
+-- along the primary key from its end, so a large selection stops the walk early.
+SELECT state, count(*), max(id)
+FROM (
+    SELECT state, id
+    FROM {schema}.jobs
+    WHERE state = ANY(%(states)s::text[])
+      AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
+      AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
+      AND (%(created_before)s::timestamptz IS NULL OR created_at < %(created_before)s::timestamptz)
+      AND (%(created_after)s::timestamptz IS NULL OR created_at >= %(created_after)s::timestamptz)
+      AND (%(dedup_key)s::text IS NULL OR dedup_key = %(dedup_key)s::text)
+      AND (%(error_code)s::text IS NULL OR error_code = %(error_code)s::text)
+      AND (%(id_from)s::text IS NULL OR id >= %(id_from)s::text)
+      AND (%(id_to)s::text IS NULL OR id < %(id_to)s::text)
+      AND (%(tags)s::text[] IS NULL OR tags @> %(tags)s::text[])
+    ORDER BY id DESC
+    LIMIT %(cap)s
+) AS s
 GROUP BY state
 
 -- name: lock_selected
@@ -589,6 +623,11 @@ WHERE state = ANY(%(states)s::text[])
   AND (%(kinds)s::text[] IS NULL OR kind = ANY(%(kinds)s::text[]))
   AND (%(queues)s::text[] IS NULL OR queue = ANY(%(queues)s::text[]))
   AND (%(created_before)s::timestamptz IS NULL OR created_at < %(created_before)s::timestamptz)
+  AND (%(created_after)s::timestamptz IS NULL OR created_at >= %(created_after)s::timestamptz)
+  AND (%(dedup_key)s::text IS NULL OR dedup_key = %(dedup_key)s::text)
+  AND (%(error_code)s::text IS NULL OR error_code = %(error_code)s::text)
+  AND (%(id_from)s::text IS NULL OR id >= %(id_from)s::text)
+  AND (%(id_to)s::text IS NULL OR id < %(id_to)s::text)
   AND (%(tags)s::text[] IS NULL OR tags @> %(tags)s::text[])
   AND (%(after_id)s::text IS NULL OR id > %(after_id)s::text)
   AND id <= %(up_to_id)s::text
@@ -670,3 +709,53 @@ LEFT JOIN LATERAL (
     WHERE schedule = s.name ORDER BY slot_at DESC LIMIT 1
 ) AS l ON true
 ORDER BY s.name
+
+-- ---------------------------------------------------------------- dashboard
+
+-- name: table_size
+-- The jobs table's size without counting it: the planner's rows per page (from the
+-- last ANALYZE or VACUUM; 30 when there was none) times the pages the table has now.
+SELECT (CASE WHEN c.reltuples >= 0 AND c.relpages > 0 THEN c.reltuples / c.relpages ELSE 30 END
+        * (pg_relation_size(c.oid) / current_setting('block_size')::integer))::bigint,
+       (pg_relation_size(c.oid) / current_setting('block_size')::integer)::bigint
+FROM pg_class AS c
+WHERE c.oid = '{schema}.jobs'::regclass
+
+-- name: overview_counts
+-- In one read of a sample of the table's pages (100: all of them): jobs per queue and
+-- state with the ready ones of each queue (the rows with a queue), and completed and
+-- dead jobs per minute since %(since)s (the rows with a minute). REPEATABLE: the same
+-- pages at every refresh, so figures do not jitter between two reads of an unchanged
+-- table.
+SELECT queue, state, date_trunc('minute', finished_at) AS minute, count(*),
+       count(*) FILTER (WHERE state = 'pending' AND run_at <= %(now)s),
+       min(run_at) FILTER (WHERE state = 'pending' AND run_at <= %(now)s),
+       count(*) FILTER (WHERE state = 'completed'),
+       count(*) FILTER (WHERE state = 'dead')
+FROM {schema}.jobs TABLESAMPLE SYSTEM (%(percent)s) REPEATABLE (7)
+WHERE state IN ('pending', 'running', 'dead')
+   OR (state = 'completed' AND finished_at >= %(since)s)
+GROUP BY GROUPING SETS ((queue, state), (date_trunc('minute', finished_at)))
+
+-- name: dead_groups
+SELECT error_code, count(*), min(finished_at), max(finished_at), max(id)
+FROM {schema}.jobs TABLESAMPLE SYSTEM (%(percent)s) REPEATABLE (7)
+WHERE state = 'dead'
+GROUP BY error_code
+ORDER BY count(*) DESC, error_code
+LIMIT %(limit)s
+
+-- name: error_messages
+SELECT id, error_message FROM {schema}.jobs WHERE id = ANY(%(ids)s::text[])
+
+-- name: lease_holders
+-- Served by the partial jobs_leases index: running jobs only.
+SELECT worker_id, count(*), array_agg(DISTINCT queue ORDER BY queue),
+       min(lease_expires_at), max(lease_expires_at)
+FROM {schema}.jobs
+WHERE state = 'running' AND lease_expires_at IS NOT NULL
+GROUP BY worker_id
+ORDER BY worker_id
+
+-- name: job_lease
+SELECT worker_id, lease_expires_at FROM {schema}.jobs WHERE id = %(id)s

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 
 from venturi._journal import JournalEntry, JournalEvent
 from venturi._storable import could_be_stored
-from venturi.storage._admin_types import CancelOutcome, JobFilter, KindStats
+from venturi.storage._admin_types import CancelOutcome, JobFilter, KindStats, id_range
 from venturi.storage._job_row import as_state, as_text
 from venturi.storage._layouts import job_row
 from venturi.storage._types import JobState, StoredJob
@@ -131,6 +131,11 @@ def list_jobs(
         json.dumps(list(job_filter.queues)),
         job_filter.before_id,
         job_filter.limit,
+        job_filter.dedup_key,
+        job_filter.error_code,
+        *id_range(job_filter.id_prefix, job_filter.created_after, job_filter.created_before),
+        None if job_filter.created_before is None else epoch(job_filter.created_before),
+        None if job_filter.created_after is None else epoch(job_filter.created_after),
         json.dumps(list(job_filter.tags)),
     )
     rows = conn.execute(queries["list_jobs"], params)

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from venturi.storage import _controls
-from venturi.storage._admin_types import BulkBatch, JobCount, JobSelection, QueueStats
+from venturi.storage._admin_types import BulkBatch, JobCount, JobSelection, QueueStats, id_range
 from venturi.storage.sqlite._operator import cancel_rows, retry_rows
 from venturi.storage.sqlite._rows import epoch, from_epoch
 
@@ -49,12 +49,23 @@ def _selection_params(selection: JobSelection) -> tuple[Any, ...]:
         json.dumps(list(selection.kinds)),
         json.dumps(list(selection.queues)),
         None if selection.created_before is None else epoch(selection.created_before),
+        None if selection.created_after is None else epoch(selection.created_after),
+        selection.dedup_key,
+        selection.error_code,
+        *id_range(selection.id_prefix, selection.created_after, selection.created_before),
         json.dumps(list(selection.tags)),
     )
 
 
 def count(conn: sqlite3.Connection, queries: dict[str, str], selection: JobSelection) -> JobCount:
     return _controls.job_count(conn.execute(queries["count_selected"], _selection_params(selection)))
+
+
+def count_capped(
+    conn: sqlite3.Connection, queries: dict[str, str], selection: JobSelection, cap: int
+) -> JobCount:
+    params = (*_selection_params(selection), cap)
+    return _controls.job_count(conn.execute(queries["count_selected_capped"], params))
 
 
 def _next_rows(

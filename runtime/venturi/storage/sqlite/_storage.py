@@ -34,6 +34,8 @@ from venturi.storage._admin_types import (
 )
 from venturi.storage._app_connection import ON_COMMIT, is_django_connection
 from venturi.storage._job_row import tolerant_text
+from venturi.storage._overview import EXACT_UP_TO
+from venturi.storage._overview_types import DeadGroups, JobLease, LeaseHolder, Overview
 from venturi.storage._run_types import ClaimedJob, ClaimRequest, RunResult
 from venturi.storage._sql import load_migrations, load_queries
 from venturi.storage._types import EnqueueRequest, EnqueueResult, JobState, StoredJob
@@ -44,6 +46,7 @@ from venturi.storage.sqlite import (
     _claim,
     _finish,
     _operator,
+    _overview,
     _producer,
     _queues,
     _schedules,
@@ -305,6 +308,9 @@ class SqliteStorage:
     def count_jobs(self, selection: JobSelection) -> JobCount:
         return self._read(lambda: _queues.count(self._conn, self._queries, selection))
 
+    def count_jobs_capped(self, selection: JobSelection, *, cap: int) -> JobCount:
+        return self._read(lambda: _queues.count_capped(self._conn, self._queries, selection, cap))
+
     def cancel_jobs(
         self,
         selection: JobSelection,
@@ -342,6 +348,21 @@ class SqliteStorage:
         return self._read(
             lambda: _operator.ready_counts_of_kinds(self._conn, self._queries, kinds, now)
         )
+
+    # -- the dashboard -------------------------------------------------------------
+
+    def overview(self, *, now: datetime, exact_up_to: int = EXACT_UP_TO) -> Overview:
+        """Counted exactly whatever ``exact_up_to`` says: see ``sqlite/_overview.py``."""
+        return self._read(lambda: _overview.overview(self._conn, self._queries, now))
+
+    def dead_groups(self, *, exact_up_to: int = EXACT_UP_TO, limit: int = 100) -> DeadGroups:
+        return self._read(lambda: _overview.dead_groups(self._conn, self._queries, limit))
+
+    def lease_holders(self) -> list[LeaseHolder]:
+        return self._read(lambda: _overview.lease_holders(self._conn, self._queries))
+
+    def job_lease(self, job_id: str) -> JobLease | None:
+        return self._read(lambda: _overview.job_lease(self._conn, self._queries, job_id))
 
     # -- the stored backlog ------------------------------------------------------
 

@@ -322,7 +322,9 @@ SET state = 'pending', run_at = ?2, finished_at = NULL, purge_after = NULL,
 WHERE id = ?1 AND state IN ('dead', 'cancelled')
 
 -- name: list_jobs
--- Empty JSON arrays mean "any". ?4 pages backwards: only ids below it. ?6: tags
+-- Empty JSON arrays mean "any". ?4 pages backwards: only ids below it. ?6 dedup
+-- key, ?7 error code, ?8 and ?9 the range of ids an id prefix selects, ?10 and ?11
+-- creation times (NULL: any). ?12: tags
 -- (distinct), every one of which a job must carry (see job_tags).
 SELECT {JobRow}
 FROM jobs
@@ -330,9 +332,15 @@ WHERE (json_array_length(?1) = 0 OR kind IN (SELECT value FROM json_each(?1)))
   AND (json_array_length(?2) = 0 OR state IN (SELECT value FROM json_each(?2)))
   AND (json_array_length(?3) = 0 OR queue IN (SELECT value FROM json_each(?3)))
   AND (?4 IS NULL OR id < ?4)
-  AND (json_array_length(?6) = 0 OR id IN (
-      SELECT job_id FROM job_tags WHERE tag IN (SELECT value FROM json_each(?6))
-      GROUP BY job_id HAVING count(*) = json_array_length(?6)))
+  AND (?6 IS NULL OR dedup_key = ?6)
+  AND (?7 IS NULL OR error_code = ?7)
+  AND (?8 IS NULL OR id >= ?8)
+  AND (?9 IS NULL OR id < ?9)
+  AND (?10 IS NULL OR created_at < ?10)
+  AND (?11 IS NULL OR created_at >= ?11)
+  AND (json_array_length(?12) = 0 OR id IN (
+      SELECT job_id FROM job_tags WHERE tag IN (SELECT value FROM json_each(?12))
+      GROUP BY job_id HAVING count(*) = json_array_length(?12)))
 ORDER BY id DESC
 LIMIT ?5
 
@@ -411,35 +419,71 @@ SELECT queue, count(*) FROM jobs WHERE state = 'running' GROUP BY queue
 
 -- name: count_selected
 -- A bulk operation's selection, counted by state. ?1 states (a JSON array,
--- never empty), ?2 kinds, ?3 queues (empty: any), ?4 created before (NULL: any),
--- ?5 tags (distinct; empty: any), every one of which a job must carry.
+-- never empty), ?2 kinds, ?3 queues (empty: any), ?4 created before, ?5 created at
+-- or after, ?6 dedup key, ?7 error code, ?8 and ?9 an id range (NULL: any). ?10 tags
+-- (distinct; empty: any), every one of which a job must carry.
 SELECT state, count(*), max(id)
 FROM jobs
 WHERE state IN (SELECT value FROM json_each(?1))
   AND (json_array_length(?2) = 0 OR kind IN (SELECT value FROM json_each(?2)))
   AND (json_array_length(?3) = 0 OR queue IN (SELECT value FROM json_each(?3)))
   AND (?4 IS NULL OR created_at < ?4)
-  AND (json_array_length(?5) = 0 OR id IN (
-      SELECT job_id FROM job_tags WHERE tag IN (SELECT value FROM json_each(?5))
-      GROUP BY job_id HAVING count(*) = json_array_length(?5)))
+  AND (?5 IS NULL OR created_at >= ?5)
+  AND (?6 IS NULL OR dedup_key = ?6)
+  AND (?7 IS NULL OR error_code = ?7)
+  AND (?8 IS NULL OR id >= ?8)
+  AND (?9 IS NULL OR id < ?9)
+  AND (json_array_length(?10) = 0 OR id IN (
+      SELECT job_id FROM job_tags WHERE tag IN (SELECT value FROM json_each(?10))
+      GROUP BY job_id HAVING count(*) = json_array_length(?10)))
+GROUP BY state
+
+-- name: count_selected_capped
+-- count_selected for the dashboard's preview: the newest ?11 selected jobs at most (?10: tags, as in
+-- count_selected).
+SELECT state, count(*), max(id)
+FROM (
+    SELECT state, id
+    FROM jobs
+    WHERE state IN (SELECT value FROM json_each(?1))
+      AND (json_array_length(?2) = 0 OR kind IN (SELECT value FROM json_each(?2)))
+      AND (json_array_length(?3) = 0 OR queue IN (SELECT value FROM json_each(?3)))
+      AND (?4 IS NULL OR created_at < ?4)
+      AND (?5 IS NULL OR created_at >= ?5)
+      AND (?6 IS NULL OR dedup_key = ?6)
+      AND (?7 IS NULL OR error_code = ?7)
+      AND (?8 IS NULL OR id >= ?8)
+      AND (?9 IS NULL OR id < ?9)
+      AND (json_array_length(?10) = 0 OR id IN (
+          SELECT job_id FROM job_tags WHERE tag IN (SELECT value FROM json_each(?10))
+          GROUP BY job_id HAVING count(*) = json_array_length(?10)))
+    ORDER BY id DESC
+    LIMIT ?11
+)
 GROUP BY state
 
 -- name: next_selected
 -- One batch of a bulk operation: the next selected jobs in id order, after
--- ?6 (NULL: from the start) and up to ?7 (the highest id the count saw).
+-- ?11 (NULL: from the start) and up to ?12 (the highest id the count saw); ?1-?10
+-- the selection, as in count_selected.
 SELECT id, state, run_count
 FROM jobs
 WHERE state IN (SELECT value FROM json_each(?1))
   AND (json_array_length(?2) = 0 OR kind IN (SELECT value FROM json_each(?2)))
   AND (json_array_length(?3) = 0 OR queue IN (SELECT value FROM json_each(?3)))
   AND (?4 IS NULL OR created_at < ?4)
-  AND (json_array_length(?5) = 0 OR id IN (
-      SELECT job_id FROM job_tags WHERE tag IN (SELECT value FROM json_each(?5))
-      GROUP BY job_id HAVING count(*) = json_array_length(?5)))
-  AND (?6 IS NULL OR id > ?6)
-  AND id <= ?7
+  AND (?5 IS NULL OR created_at >= ?5)
+  AND (?6 IS NULL OR dedup_key = ?6)
+  AND (?7 IS NULL OR error_code = ?7)
+  AND (?8 IS NULL OR id >= ?8)
+  AND (?9 IS NULL OR id < ?9)
+  AND (json_array_length(?10) = 0 OR id IN (
+      SELECT job_id FROM job_tags WHERE tag IN (SELECT value FROM json_each(?10))
+      GROUP BY job_id HAVING count(*) = json_array_length(?10)))
+  AND (?11 IS NULL OR id > ?11)
+  AND id <= ?12
 ORDER BY id
-LIMIT ?8
+LIMIT ?13
 -- ---------------------------------------------------------------- backlog
 
 -- name: backlog_size
@@ -494,3 +538,47 @@ FROM schedules AS s
 LEFT JOIN (SELECT schedule, max(slot_at) AS slot_at, job_id
            FROM schedule_slots GROUP BY schedule) AS l ON l.schedule = s.name
 ORDER BY s.name
+
+-- ---------------------------------------------------------------- dashboard
+
+-- name: overview_counts
+-- Jobs per queue and state (those that may still run, and dead ones), with the ready
+-- ones of each queue: ?1 is now.
+SELECT queue, state, count(*),
+       sum(state = 'pending' AND run_at <= ?1),
+       min(CASE WHEN state = 'pending' AND run_at <= ?1 THEN run_at END)
+FROM jobs
+WHERE state IN ('pending', 'running', 'dead')
+GROUP BY queue, state
+
+-- name: finished_per_minute
+-- Completed and dead jobs per minute (its start, epoch seconds) since ?1.
+SELECT CAST(finished_at / 60 AS INTEGER) * 60,
+       sum(state = 'completed'),
+       sum(state = 'dead')
+FROM jobs
+WHERE finished_at >= ?1 AND state IN ('completed', 'dead')
+GROUP BY 1
+
+-- name: dead_groups
+SELECT error_code, count(*), min(finished_at), max(finished_at), max(id)
+FROM jobs
+WHERE state = 'dead'
+GROUP BY error_code
+ORDER BY count(*) DESC, error_code
+LIMIT ?1
+
+-- name: error_messages
+SELECT id, error_message FROM jobs WHERE id IN (SELECT value FROM json_each(?1))
+
+-- name: lease_holders
+-- Served by the partial jobs_running index: running jobs only.
+SELECT worker_id, count(*), json_group_array(DISTINCT queue),
+       min(lease_expires_at), max(lease_expires_at)
+FROM jobs
+WHERE state = 'running'
+GROUP BY worker_id
+ORDER BY worker_id
+
+-- name: job_lease
+SELECT worker_id, lease_expires_at FROM jobs WHERE id = ?1
