@@ -154,6 +154,14 @@ def _key(value: Any, what: str) -> str | None:
     return value
 
 
+def _rate_key(task: Task[Any]) -> str | None:
+    """The value of the task's keyed rate limit, stored with the job; None without one."""
+    limit = type(task).RATE_LIMIT
+    if limit is None or not limit.keyed:
+        return None
+    return _key(task.rate_key(), "rate limit key")
+
+
 _PRIORITIES = frozenset(int(level) for level in Priority)
 
 
@@ -233,6 +241,7 @@ def build_request(
         when,
         cls.VERSION,
         headers,
+        _rate_key(task),
     )
     if dedup_key is None:
         return EnqueueRequest(job, None)
@@ -318,6 +327,7 @@ def _requests(
             when,
             cls.VERSION,
             headers,
+            None if cls.RATE_LIMIT is None else _rate_key(task),
         )
         if dedup_key is None:
             yield EnqueueRequest(job, None)

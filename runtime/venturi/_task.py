@@ -19,6 +19,7 @@ from venturi._priority import Priority
 from venturi._upgrade import NO_UPGRADES, Upgrades, decode_versioned
 
 if TYPE_CHECKING:
+    from venturi._rate_limit import RateLimit  # imported by the tasks that have one
     from venturi._schedule import Schedule  # imported by the tasks that have one
 
 C = TypeVar("C", bound=JsonCodec)
@@ -54,6 +55,8 @@ class Task(Generic[C]):
     RETENTION: ClassVar[timedelta | None] = None
     #: When workers that register the task enqueue it on their own (periodic tasks).
     SCHEDULE: ClassVar[Schedule | None] = None
+    #: How many runs may start per period, across every worker (``venturi._rate_limit``).
+    RATE_LIMIT: ClassVar[RateLimit | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -91,6 +94,11 @@ class Task(Generic[C]):
 
     def concurrency_key(self) -> str | None:
         """Jobs sharing a concurrency key never run at the same time."""
+        return None
+
+    def rate_key(self) -> str | None:
+        """The value a keyed ``RATE_LIMIT`` applies to (an account id); None: the task's
+        jobs without a key share one limit."""
         return None
 
     def merge(self, existing: Pending[Any, C]) -> Merge[Any, C]:

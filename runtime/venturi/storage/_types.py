@@ -54,6 +54,8 @@ class NewJob(NamedTuple):
     run_at: datetime
     version: int = 1  # the task's VERSION: the shape the payload and carry are written in
     headers: str | None = None  # JSON object of strings from the hooks (a trace context)
+    #: The value a keyed rate limit applies to (``Task.rate_key``); None without one.
+    rate_key: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

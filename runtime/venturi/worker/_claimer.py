@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 
 from venturi._ids import new_lease_token
 from venturi.storage._protocol import AsyncNotifier, AsyncStorage
-from venturi.storage._run_types import ClaimedJob, ClaimRequest
+from venturi.storage._run_types import ClaimedJob, ClaimLimit, ClaimRequest
 from venturi.worker._capacity import Capacity
 from venturi.worker._config import WorkerConfig, seconds
 from venturi.worker._flusher import Flusher
@@ -44,6 +44,7 @@ class Claimer:
         request_stop: Callable[[], None],
         notifier: AsyncNotifier | None,
         until_idle: bool,
+        rate_limits: tuple[ClaimLimit, ...] = (),
     ) -> None:
         self._capacity = capacity
         self._flusher = flusher
@@ -54,6 +55,7 @@ class Claimer:
         self._kinds = kinds
         self._notifier = notifier
         self._until_idle = until_idle
+        self._rate_limits = rate_limits
         self._batch = config.effective_claim_batch
         prefetch = config.effective_prefetch
         #: None: measured as the runs go (adaptive); else the fixed number held ahead.
@@ -101,6 +103,7 @@ class Claimer:
                 worker_id=config.worker_id,
                 # Consumers free now start the first jobs at once: the claim marks those.
                 start=max(0, config.concurrency - capacity.in_flight),
+                rate_limits=self._rate_limits,
             )
             try:
                 jobs = await self._storage.claim(request, now=datetime.now(UTC))
@@ -114,7 +117,12 @@ class Claimer:
                 self._dispatch(jobs)
             if len(jobs) == want:
                 continue
+            # Limited jobs may wait for a slot: sleep until the next one frees, not longer.
+            wait = poll if not self._rate_limits else await self._slot_wait(poll)
             if self._until_idle:
+                if not jobs and settled and wait < poll:
+                    await self._idle(wait)  # jobs over their rate limit: not idle yet
+                    continue
                 if not jobs and settled:
                     log.info("no ready jobs left: stopping", extra={"event": "idle"})
                     self._request_stop()
@@ -130,9 +138,25 @@ class Claimer:
                 # Nothing (more) is ready. Sleep until a run ends (its result may make a
                 # job ready, or free a concurrency key that held jobs back), a notification
                 # arrives, or the poll interval passes.
-                await self._idle(poll, wake_at=capacity.in_flight - 1)
+                await self._idle(wait, wake_at=capacity.in_flight - 1)
                 if not capacity.stopping and not flusher.idle:
                     await flusher.wait_written(poll)  # one claim per wake-up, not two
+
+    async def _slot_wait(self, poll: float) -> float:
+        """Seconds until a full rate limit key of the requested kinds has a free slot
+        again, at most ``poll`` (and ``poll`` when none is full, or the read fails)."""
+        limits = tuple(limit for limit in self._rate_limits if set(limit.kinds) & set(self._kinds))
+        if not limits:
+            return poll
+        now = datetime.now(UTC)
+        try:
+            free_at = await self._storage.next_rate_slot(limits, now=now)
+        except Exception:
+            log.exception("reading rate limits failed", extra={"event": "claim_error"})
+            return poll
+        if free_at is None:
+            return poll
+        return min(poll, max((free_at - now).total_seconds(), 0.001))
 
     async def _reconcile(self) -> None:
         reconciler = self._config.reconciler

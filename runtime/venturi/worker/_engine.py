@@ -118,6 +118,7 @@ class Engine:
             request_stop=self.request_stop,
             notifier=storage if notify else None,  # type: ignore[arg-type]
             until_idle=until_idle,
+            rate_limits=registry.rate_limits,
         )
         #: Sync handlers (``def handle``) run here: bounded, daemon threads.
         self.threads = Threads("venturi-handler", config.effective_sync_threads)

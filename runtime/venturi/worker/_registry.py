@@ -18,8 +18,10 @@ from datetime import timedelta
 from typing import Any, TypeGuard
 
 from venturi._codec_protocol import NoCarry
+from venturi._rate_limit import RateLimit, check_rate_limit
 from venturi._task import RESERVED_KIND_PREFIX, Task
 from venturi.errors import ConfigurationError
+from venturi.storage._run_types import ClaimLimit
 from venturi.worker._handler import Handler
 
 
@@ -38,6 +40,7 @@ class Registration:
     retention: timedelta | None
     no_carry: bool  # the carry is ``NoCarry``: nothing to decode or encode
     sync: bool = False  # ``def handle``: runs on the worker's thread pool
+    rate_limit: RateLimit | None = None  # the task's RATE_LIMIT, checked
 
     @property
     def name(self) -> str:
@@ -107,6 +110,9 @@ def registration_for(handler: object) -> Registration:
         raise ConfigurationError(
             f"task {task_cls.__qualname__}.RETENTION must not be negative, got {retention}"
         )
+    rate_limit = task_cls.RATE_LIMIT
+    if rate_limit is not None:
+        rate_limit = check_rate_limit(rate_limit, f"task {task_cls.__qualname__}.RATE_LIMIT")
     return Registration(
         kind=kind,
         aliases=aliases,
@@ -119,6 +125,7 @@ def registration_for(handler: object) -> Registration:
         retention=retention,
         no_carry=task_cls.CARRY is NoCarry,
         sync=not inspect.iscoroutinefunction(handle),
+        rate_limit=rate_limit,
     )
 
 
@@ -155,6 +162,19 @@ class Registry:
     def kinds(self) -> tuple[str, ...]:
         """Every kind this worker claims: the tasks' kinds and their aliases."""
         return tuple(sorted(self._by_kind))
+
+    @property
+    def rate_limits(self) -> tuple[ClaimLimit, ...]:
+        """The rate limits of the registered tasks, as the claim takes them."""
+        limits: list[ClaimLimit] = []
+        for entry in {id(e): e for e in self._by_kind.values()}.values():
+            limit = entry.rate_limit
+            if limit is not None:
+                limits.append(ClaimLimit(
+                    entry.kind, (entry.kind, *entry.aliases), limit.max,
+                    limit.per.total_seconds(), limit.keyed,
+                ))  # fmt: skip
+        return tuple(sorted(limits))
 
     @property
     def aliases(self) -> dict[str, Registration]:

@@ -12,7 +12,8 @@ from datetime import datetime, timedelta
 
 from venturi._journal import JournalEntry, JournalEvent
 from venturi._storable import could_be_stored
-from venturi.storage._admin_types import CancelOutcome, JobFilter, KindStats
+from venturi.storage._admin_types import CancelOutcome, JobFilter, KindStats, RateLimitUse
+from venturi.storage._admin_types import rate_limit_use as rate_limit_use_row
 from venturi.storage._types import JobState, StoredJob
 from venturi.storage.postgres._rows import (
     aware,
@@ -153,3 +154,8 @@ def prune(queries: dict[str, str], now: datetime, limit: int) -> Steps[int]:
         return 0
     rows = yield Stmt(queries["prune"], {"now": aware(now), "limit": limit})
     return int(rows[0][0])
+
+
+def rate_limit_use(queries: dict[str, str], now: datetime) -> Steps[list[RateLimitUse]]:
+    rows = yield Stmt(queries["rate_limit_use"], {"now": aware(now)})
+    return [rate_limit_use_row(*row) for row in rows]

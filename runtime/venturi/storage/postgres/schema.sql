@@ -41,7 +41,9 @@ CREATE TABLE {schema}.jobs (
     payload_version  integer     NOT NULL DEFAULT 1,
     carry_version    integer     NOT NULL DEFAULT 1,
     -- What the enqueue's hooks stored with the job (see migrations/0005_job_headers.sql).
-    headers          text
+    headers          text,
+    -- The key value of a keyed rate limit (see migrations/0010_rate_limits.sql).
+    rate_key         text
 );
 
 -- The claim: one scan in claim order over pending rows only, so finished and
@@ -118,4 +120,22 @@ CREATE TABLE {schema}.schedule_slots (
     job_id      text COLLATE "C" NOT NULL,
     enqueued_at timestamptz NOT NULL,
     PRIMARY KEY (schedule, slot_at)
+);
+
+-- Rate limits: a ring of at most max_runs slots per limit key, each the time a
+-- run last started in it, and the ring's cursor. A claim takes the slot at the
+-- cursor (and the next) only if it was taken a period ago or more, so no window
+-- of one period starts more than max_runs runs (see migrations/0010_rate_limits.sql).
+CREATE TABLE {schema}.rate_limits (
+    limit_key  text             PRIMARY KEY,
+    next_slot  integer          NOT NULL,
+    max_runs   integer          NOT NULL,
+    per_s      double precision NOT NULL
+);
+
+CREATE TABLE {schema}.rate_slots (
+    limit_key text        NOT NULL,
+    slot      integer     NOT NULL,
+    taken_at  timestamptz NOT NULL,
+    PRIMARY KEY (limit_key, slot)
 );

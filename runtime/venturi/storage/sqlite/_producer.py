@@ -51,15 +51,32 @@ def enqueue(
     plain = [r.job for r in requests if r.job.dedup_key is None]
     if plain:
         conn.executemany(queries["insert_job"], [insert_params(job, created_at) for job in plain])
+    results: list[EnqueueResult]
     if len(plain) == len(requests):
-        return [EnqueueResult(job.id, EnqueueOutcome.INSERTED) for job in plain]
-    results: list[EnqueueResult] = []
-    for request in requests:
-        if request.job.dedup_key is None:
-            results.append(EnqueueResult(request.job.id, EnqueueOutcome.INSERTED))
-        else:
-            results.append(_enqueue_keyed(conn, queries, request, created_at))
+        results = [EnqueueResult(job.id, EnqueueOutcome.INSERTED) for job in plain]
+    else:
+        results = []
+        for request in requests:
+            if request.job.dedup_key is None:
+                results.append(EnqueueResult(request.job.id, EnqueueOutcome.INSERTED))
+            else:
+                results.append(_enqueue_keyed(conn, queries, request, created_at))
+    keyed = rate_keys(requests, results)
+    if keyed:
+        conn.execute(queries["set_rate_keys"], (json.dumps(keyed),))
     return results
+
+
+def rate_keys(
+    requests: Sequence[EnqueueRequest], results: Sequence[EnqueueResult]
+) -> list[tuple[str, str]]:
+    """(job id, rate key value) of every job a request with a keyed rate limit stored or
+    changed (a merge that kept the job leaves its key as it was)."""
+    return [
+        (result.job_id, request.job.rate_key)
+        for request, result in zip(requests, results, strict=True)
+        if request.job.rate_key is not None and result.outcome is not EnqueueOutcome.KEPT
+    ]
 
 
 def _enqueue_keyed(
