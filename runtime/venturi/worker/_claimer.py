@@ -56,6 +56,10 @@ class Claimer:
         self._notifier = notifier
         self._until_idle = until_idle
         self._rate_limits = rate_limits
+        limited = {kind for limit in rate_limits for kind in limit.kinds}
+        #: Every kind claimed has a rate limit: its jobs are claimed only for free consumers
+        #: (never held ahead), so a claim waits for half of them rather than for one.
+        self._limited_only = bool(kinds) and all(kind in limited for kind in kinds)
         self._batch = config.effective_claim_batch
         prefetch = config.effective_prefetch
         #: None: measured as the runs go (adaptive); else the fixed number held ahead.
@@ -93,6 +97,13 @@ class Claimer:
             if capacity.stopping:
                 return
             want = min(free, self._batch)
+            if self._limited_only:
+                consumers = config.concurrency - capacity.in_flight
+                enough = max(1, config.concurrency // 2)
+                if consumers < enough:
+                    await self._wait_runs(config.concurrency - enough)
+                    continue
+                want = min(want, consumers)
             settled = capacity.in_flight == 0 and flusher.pending == 0
             request = ClaimRequest(
                 queues=config.queues,

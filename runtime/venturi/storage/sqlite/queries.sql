@@ -501,9 +501,10 @@ SELECT next_slot FROM rate_limits WHERE limit_key = ?1
 
 -- name: rate_slot_times
 -- The times the slots ?2 (a JSON array) of key ?1 were last taken (a slot not
--- yet created is free).
+-- yet created is free). CROSS JOIN keeps json_each outside: one primary-key
+-- lookup per slot asked for, not a scan of every slot of the key.
 SELECT s.slot, s.taken_at FROM json_each(?2) AS w
-JOIN rate_slots AS s ON s.limit_key = ?1 AND s.slot = w.value
+CROSS JOIN rate_slots AS s ON s.limit_key = ?1 AND s.slot = w.value
 
 -- name: rate_take_slots
 INSERT INTO rate_slots (limit_key, slot, taken_at)
