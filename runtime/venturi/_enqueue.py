@@ -245,7 +245,8 @@ def build_request(
     )
     if dedup_key is None:
         return EnqueueRequest(job, None)
-    return EnqueueRequest(job, _decider(task, now, when, name), cls.ALIASES)
+    unique_at = None if cls.UNIQUE_PERIOD is None else now
+    return EnqueueRequest(job, _decider(task, now, when, name), cls.ALIASES, unique_at)
 
 
 def build_requests(
@@ -332,7 +333,8 @@ def _requests(
         if dedup_key is None:
             yield EnqueueRequest(job, None)
         else:
-            yield EnqueueRequest(job, _decider(task, now, when, fixed[1]), cls.ALIASES)
+            unique_at = None if cls.UNIQUE_PERIOD is None else now
+            yield EnqueueRequest(job, _decider(task, now, when, fixed[1]), cls.ALIASES, unique_at)
 
 
 def _decider(task: Task[Any], now: datetime, when: datetime, queue: str) -> Any:

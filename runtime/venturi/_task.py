@@ -57,6 +57,9 @@ class Task(Generic[C]):
     SCHEDULE: ClassVar[Schedule | None] = None
     #: How many runs may start per period, across every worker (``venturi._rate_limit``).
     RATE_LIMIT: ClassVar[RateLimit | None] = None
+    #: ``dedup: {period: ...}``: an enqueue whose dedup key matches a job that completed
+    #: less than this long ago is dropped (``EnqueueOutcome.DUPLICATE``).
+    UNIQUE_PERIOD: ClassVar[timedelta | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -28,7 +28,7 @@ from venturi.storage.postgres import AsyncPostgresStorage
 from venturi.storage.sqlite import AsyncSqliteStorage, SqliteStorage
 from venturi.worker import Context, Handler, Outcome, Worker, WorkerConfig
 
-from tests.pg_fixtures import ADMIN_URL, pg_schema, pg_url  # noqa: F401
+from tests.pg_fixtures import ADMIN_URL
 
 pytestmark = pytest.mark.benchmark
 

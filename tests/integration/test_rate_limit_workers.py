@@ -21,7 +21,6 @@ import pytest
 from venturi import Queue
 
 from tests.integration._workers.rate_tasks import PerAccount, RateLimited
-from tests.pg_fixtures import pg_schema, pg_url  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[2]
 SECONDS = 10.0
@@ -43,7 +42,7 @@ def run_workers(url: str, log: Path, processes: int, seconds: float) -> None:
              "--log", str(log), "--seconds", str(seconds)],
             cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
+        )
         for _ in range(processes)
     ]
     try:

@@ -49,7 +49,7 @@ def test_migrate_equals_each_migration_applied_in_order(tmp_path: Path) -> None:
     assert schema_of(fresh) == schema_of(stepwise)
     assert {name for kind, name, _, _ in schema_of(fresh) if kind == "table"} == {
         "jobs", "journal", "queue_pauses", "rate_limits", "rate_slots", "schedule_slots", "schedules",
-        "venturi_schema_version",
+        "unique_keys", "venturi_schema_version",
     }
 
 

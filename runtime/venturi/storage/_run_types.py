@@ -109,3 +109,6 @@ class RunResult(NamedTuple):
     error_message: str | None = None
     purge_after: datetime | None = None  # terminal rows may be pruned after this time
     carry_version: int = 1  # the version of the task's shape ``carry`` is written in
+    #: COMPLETED of a task with a unique period: its dedup key stays taken until then
+    #: (``unique_keys``), written in the completion's transaction.
+    unique_until: datetime | None = None

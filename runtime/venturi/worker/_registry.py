@@ -41,6 +41,7 @@ class Registration:
     no_carry: bool  # the carry is ``NoCarry``: nothing to decode or encode
     sync: bool = False  # ``def handle``: runs on the worker's thread pool
     rate_limit: RateLimit | None = None  # the task's RATE_LIMIT, checked
+    unique_period: timedelta | None = None  # the task's UNIQUE_PERIOD, checked
 
     @property
     def name(self) -> str:
@@ -113,6 +114,14 @@ def registration_for(handler: object) -> Registration:
     rate_limit = task_cls.RATE_LIMIT
     if rate_limit is not None:
         rate_limit = check_rate_limit(rate_limit, f"task {task_cls.__qualname__}.RATE_LIMIT")
+    unique_period = task_cls.UNIQUE_PERIOD
+    if unique_period is not None and (
+        not isinstance(unique_period, timedelta) or unique_period <= timedelta(0)
+    ):
+        raise ConfigurationError(
+            f"task {task_cls.__qualname__}.UNIQUE_PERIOD must be a positive timedelta, got "
+            f"{unique_period!r}"
+        )
     return Registration(
         kind=kind,
         aliases=aliases,
@@ -126,6 +135,7 @@ def registration_for(handler: object) -> Registration:
         no_carry=task_cls.CARRY is NoCarry,
         sync=not inspect.iscoroutinefunction(handle),
         rate_limit=rate_limit,
+        unique_period=unique_period,
     )
 
 

@@ -17,8 +17,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from venturi.storage import AsyncStorage, ClaimedJob, ClaimRequest
-from venturi.storage.postgres import AsyncPostgresStorage
 from venturi.storage._url import sqlite_path
+from venturi.storage.postgres import AsyncPostgresStorage
 from venturi.storage.sqlite import AsyncSqliteStorage, SqliteStorage
 from venturi.worker import Context, Handler, Outcome, Worker, WorkerConfig
 
@@ -41,7 +41,7 @@ class PerAccountHandler(Handler[PerAccount, Any, None]):
 
 
 def recording(storage_cls: type[Any], log: Any) -> type[Any]:
-    class Recording(storage_cls):  # type: ignore[misc, valid-type]
+    class Recording(storage_cls):  # type: ignore[misc]
         async def claim(self, request: ClaimRequest, *, now: datetime) -> list[ClaimedJob]:
             jobs: list[ClaimedJob] = await super().claim(request, now=now)
             for job in jobs:

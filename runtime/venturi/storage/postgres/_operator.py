@@ -152,6 +152,8 @@ def ready_counts_of_kinds(
 def prune(queries: dict[str, str], now: datetime, limit: int) -> Steps[int]:
     if limit <= 0:
         return 0
+    # Keys held past their jobs (uniqueness over a period) go once their period ends.
+    yield Stmt(queries["forget_unique"], {"now": aware(now), "limit": limit}, wait=False)
     rows = yield Stmt(queries["prune"], {"now": aware(now), "limit": limit})
     return int(rows[0][0])
 

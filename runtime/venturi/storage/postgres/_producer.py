@@ -133,7 +133,12 @@ def plan(requests: Iterable[EnqueueRequest]) -> Plan | None:
         if known_plain:
             return Plan(replay, None, atomic=False, pipelined=True, own_transaction=True)
         return Plan(replay, None, atomic=True, pipelined=True)
-    if len(head) == 1 and head[0].job.dedup_key is not None and not head[0].aliases:
+    if (
+        len(head) == 1
+        and head[0].job.dedup_key is not None
+        and not head[0].aliases
+        and head[0].unique_at is None  # a duplicate is found before any insert
+    ):
         return Plan(head, head[0], atomic=True)
     return Plan(head, None, atomic=not all(r.job.dedup_key is None for r in head))
 
@@ -183,7 +188,9 @@ def enqueue(
             results.append(result)
             merge_first = False
             rate_key = request.job.rate_key
-            if rate_key is not None and result.outcome is not EnqueueOutcome.KEPT:
+            if rate_key is not None and result.outcome not in (
+                EnqueueOutcome.KEPT, EnqueueOutcome.DUPLICATE
+            ):
                 keyed_rates.append((result.job_id, rate_key))
     if keyed_rates:
         yield set_rate_keys(queries, keyed_rates)
@@ -234,6 +241,17 @@ def _enqueue_keyed(
     queries: dict[str, str], request: EnqueueRequest, merge_first: bool
 ) -> Steps[EnqueueResult]:
     job = request.job
+    if request.unique_at is not None:
+        # Uniqueness over a period: a pending job with the key is merged with as ever;
+        # without one, a job with the key that completed within the period (unique_keys)
+        # makes this enqueue a duplicate. The key's advisory lock (lock_keys) is held.
+        rows = yield Stmt(queries["lock_candidate"], _candidate_params(job))
+        if rows:
+            return (yield from _merge(queries, request, stored_job_with_journal(rows[0])))
+        at = aware(request.unique_at)
+        held = yield Stmt(queries["find_unique"], {"kind": job.kind, "dedup_key": job.dedup_key, "at": at})
+        if held:
+            return EnqueueResult(held[0][0], EnqueueOutcome.DUPLICATE, existing_job_id=held[0][0])
     if request.aliases:
         # After a rename the pending job may still be stored under a former kind: a job
         # under the current kind comes first, then one under an alias, before an insert.

@@ -49,7 +49,7 @@ from venturi.storage._admin_types import (
     ScheduleRecord,
 )
 from venturi.storage._layouts import claim_rows, claimed_jobs
-from venturi.storage._run_types import ClaimedJob, ClaimLimit, ClaimRequest, RunResult
+from venturi.storage._run_types import ClaimedJob, ClaimLimit, ClaimRequest, Resolution, RunResult
 from venturi.storage._types import (
     EnqueueOutcome,
     EnqueueRequest,
@@ -644,9 +644,23 @@ class AsyncPostgresStorage:
             unique = kept
         params = finish_params(unique, aware(now))
         sql = self._queries["end_runs"]
+        held_keys = [
+            {"i": r.job_id, "u": aware(r.unique_until).isoformat()}
+            for r in unique
+            if r.unique_until is not None and r.resolution is Resolution.COMPLETED
+        ]
 
         async def op(conn: psycopg.AsyncConnection[Any]) -> set[str]:
             cur = conn.cursor()
+            if held_keys:
+                # Completions of tasks with a unique period hold their keys (unique_keys)
+                # in the same transaction; every other batch stays one statement.
+                async with conn.transaction():
+                    await cur.execute(trusted(sql), params)
+                    ended = {job_id for (job_id,) in await cur.fetchall() if job_id is not None}
+                    record = self._queries["record_unique"]
+                    await cur.execute(trusted(record), {"doc": dumps(held_keys)})
+                return ended
             await cur.execute(trusted(sql), params)
             return {job_id for (job_id,) in await cur.fetchall() if job_id is not None}
 

@@ -756,3 +756,29 @@ ORDER BY h.limit_key
 UPDATE {schema}.jobs AS j SET rate_key = r.v
 FROM jsonb_to_recordset(%(doc)s::jsonb) AS r(i text, v text)
 WHERE j.id = r.i
+
+-- ---------------------------------------------------------------- uniqueness over a period
+-- (migrations/0010_rate_limits.sql: unique_keys)
+
+-- name: find_unique
+-- The job that completed with the kind and key within its period (until after %(at)s).
+SELECT job_id FROM {schema}.unique_keys
+WHERE kind = %(kind)s AND dedup_key = %(dedup_key)s AND until > %(at)s
+
+-- name: record_unique
+-- The keys of jobs just completed, each held until its until; a later
+-- completion of the key moves it on.
+INSERT INTO {schema}.unique_keys (kind, dedup_key, job_id, until)
+SELECT j.kind, j.dedup_key, j.id, r.u
+FROM jsonb_to_recordset(%(doc)s::jsonb) AS r(i text, u timestamptz)
+JOIN {schema}.jobs AS j ON j.id = r.i
+WHERE j.state = 'completed' AND j.dedup_key IS NOT NULL
+ON CONFLICT (kind, dedup_key) DO UPDATE SET job_id = excluded.job_id, until = excluded.until
+WHERE excluded.until > {schema}.unique_keys.until
+
+-- name: forget_unique
+-- Keys whose period has passed, at most %(limit)s of them.
+DELETE FROM {schema}.unique_keys AS u
+USING (SELECT kind, dedup_key FROM {schema}.unique_keys WHERE until <= %(now)s
+       LIMIT %(limit)s FOR UPDATE SKIP LOCKED) AS d
+WHERE u.kind = d.kind AND u.dedup_key = d.dedup_key

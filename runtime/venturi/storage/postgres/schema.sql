@@ -139,3 +139,15 @@ CREATE TABLE {schema}.rate_slots (
     taken_at  timestamptz NOT NULL,
     PRIMARY KEY (limit_key, slot)
 );
+
+-- Uniqueness over a period: the dedup keys of completed jobs of tasks with a
+-- period, each held until its completion plus the period, whether or not the
+-- job has been pruned since (see migrations/0010_rate_limits.sql).
+CREATE TABLE {schema}.unique_keys (
+    kind      text        NOT NULL,
+    dedup_key text        NOT NULL,
+    job_id    text COLLATE "C" NOT NULL,
+    until     timestamptz NOT NULL,
+    PRIMARY KEY (kind, dedup_key)
+);
+CREATE INDEX unique_keys_until ON {schema}.unique_keys (until);

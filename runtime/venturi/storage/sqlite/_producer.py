@@ -75,7 +75,8 @@ def rate_keys(
     return [
         (result.job_id, request.job.rate_key)
         for request, result in zip(requests, results, strict=True)
-        if request.job.rate_key is not None and result.outcome is not EnqueueOutcome.KEPT
+        if request.job.rate_key is not None
+        and result.outcome not in (EnqueueOutcome.KEPT, EnqueueOutcome.DUPLICATE)
     ]
 
 
@@ -89,6 +90,14 @@ def _enqueue_keyed(
         aliases = json.dumps(list(request.aliases))
         found = conn.execute(queries["find_alias_candidate"], (aliases, job.dedup_key)).fetchone()
     if found is None:
+        if request.unique_at is not None:
+            # No pending job to merge with: a job with the key that completed within the
+            # task's period makes this enqueue a duplicate (the write lock holds the key).
+            held = conn.execute(
+                queries["find_unique"], (job.kind, job.dedup_key, epoch(request.unique_at))
+            ).fetchone()
+            if held is not None:
+                return EnqueueResult(held[0], EnqueueOutcome.DUPLICATE, existing_job_id=held[0])
         conn.execute(queries["insert_job"], insert_params(job, created_at))
         return EnqueueResult(job.id, EnqueueOutcome.INSERTED)
     if request.decide is None:

@@ -540,3 +540,26 @@ ORDER BY h.limit_key
 UPDATE jobs SET rate_key = w.value ->> 1
 FROM json_each(?1) AS w
 WHERE jobs.id = w.value ->> 0
+
+-- ---------------------------------------------------------------- uniqueness over a period
+-- (migrations/0010_rate_limits.sql: unique_keys)
+
+-- name: find_unique
+-- The job that completed with kind ?1 and key ?2 within its period (until after ?3).
+SELECT job_id FROM unique_keys WHERE kind = ?1 AND dedup_key = ?2 AND until > ?3
+
+-- name: record_unique
+-- The keys of jobs just completed ([[id, until], ...]), each held until its
+-- until; a later completion of the key moves it on.
+INSERT INTO unique_keys (kind, dedup_key, job_id, until)
+SELECT j.kind, j.dedup_key, j.id, w.value ->> 1
+FROM json_each(?1) AS w
+CROSS JOIN jobs AS j ON j.id = w.value ->> 0
+WHERE j.state = 'completed' AND j.dedup_key IS NOT NULL
+ON CONFLICT (kind, dedup_key) DO UPDATE SET job_id = excluded.job_id, until = excluded.until
+WHERE excluded.until > unique_keys.until
+
+-- name: forget_unique
+-- Keys whose period has passed (?1 now), at most ?2 of them.
+DELETE FROM unique_keys
+WHERE (kind, dedup_key) IN (SELECT kind, dedup_key FROM unique_keys WHERE until <= ?1 LIMIT ?2)

@@ -35,3 +35,20 @@ CREATE TABLE {schema}.rate_slots (
     taken_at  timestamptz NOT NULL,
     PRIMARY KEY (limit_key, slot)
 );
+
+-- Uniqueness over a period (dedup: {key: ..., period: 24h}): when a job of a
+-- task with a period completes, its (kind, dedup_key) is written here with
+-- until = completion + period, in the completion's transaction (only for
+-- such tasks: the worker says which). An enqueue with that key before until,
+-- and no pending job to merge with, is dropped as a duplicate of job_id; the
+-- producers of a key take its advisory lock first (lock_keys), so two of
+-- them never both get through. Pruning deletes jobs, not these rows, so a
+-- pruned job still holds its key; prune deletes a row once its until passed.
+CREATE TABLE {schema}.unique_keys (
+    kind      text        NOT NULL,
+    dedup_key text        NOT NULL,
+    job_id    text COLLATE "C" NOT NULL,
+    until     timestamptz NOT NULL,
+    PRIMARY KEY (kind, dedup_key)
+);
+CREATE INDEX unique_keys_until ON {schema}.unique_keys (until);

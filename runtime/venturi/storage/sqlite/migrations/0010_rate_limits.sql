@@ -32,3 +32,19 @@ CREATE TABLE rate_slots (
     taken_at  REAL    NOT NULL,
     PRIMARY KEY (limit_key, slot)
 ) WITHOUT ROWID;
+
+-- Uniqueness over a period (dedup: {key: ..., period: 24h}): when a job of a
+-- task with a period completes, its (kind, dedup_key) is written here with
+-- until = completion + period, in the completion's transaction (only for
+-- such tasks: the worker says which). An enqueue with that key before until,
+-- and no pending job to merge with, is dropped as a duplicate of job_id.
+-- Pruning deletes jobs, not these rows, so a pruned job still holds its key;
+-- a row is deleted by prune only once its until has passed.
+CREATE TABLE unique_keys (
+    kind      TEXT NOT NULL,
+    dedup_key TEXT NOT NULL,
+    job_id    TEXT NOT NULL,
+    until     REAL NOT NULL,
+    PRIMARY KEY (kind, dedup_key)
+) WITHOUT ROWID;
+CREATE INDEX unique_keys_until ON unique_keys (until);
