@@ -33,7 +33,8 @@ import sys
 CLASS_BODY_NAMES = frozenset(
     {
         "Any", "Backoff", "ClassVar", "Decimal", "Independent", "Keep", "Literal", "Mapping",
-        "Merge", "Missed", "NoCarry", "Pending", "Priority", "Replace", "Schedule", "Self", "Step",
+        "Merge", "Missed", "NoCarry", "Pending", "Priority", "RateLimit", "Replace", "Schedule",
+        "Self", "Step",
         "Task", "TypeAlias", "ULID", "UUID", "Upgrades", "With", "bool", "classmethod", "codec",
         "dataclass", "date",
         "datetime", "dict", "field", "float", "int", "object", "str", "timedelta", "tuple", "type",
@@ -43,14 +44,18 @@ CLASS_BODY_NAMES = frozenset(
 #: Members a generated task class defines or inherits from ``venturi.Task``.
 TASK_MEMBERS = frozenset(
     {
-        "ALIASES", "CARRY", "KIND", "OUTPUT", "QUEUE", "RETENTION", "SCHEDULE", "TIMEOUT", "VERSION",
+        "ALIASES", "CARRY", "KIND", "OUTPUT", "QUEUE", "RATE_LIMIT", "RETENTION", "SCHEDULE",
+        "TIMEOUT", "UNIQUE_PERIOD", "VERSION",
         "backoff", "concurrency_key", "decode_carry", "decode_payload", "dedup_key", "from_json",
-        "merge", "new_carry", "priority", "scheduled", "to_json", "upgrades",
+        "merge", "new_carry", "priority", "rate_key", "scheduled", "to_json", "upgrades",
     }
 )
 
 #: Names a module imports only when one of its tasks has a schedule: reserved in those modules.
 SCHEDULE_CLASS_NAMES = frozenset({"Missed", "Schedule"})
+
+#: Names a module imports only when one of its tasks has a rate limit: reserved in those modules.
+RATE_LIMIT_CLASS_NAMES = frozenset({"RateLimit"})
 
 #: Class names the generated modules import or define themselves; user types may not take them.
 RESERVED_CLASS_NAMES = frozenset(
