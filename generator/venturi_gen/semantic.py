@@ -302,8 +302,8 @@ def build_module(doc: Document, source: FsPath) -> tuple[ModuleDecl | None, list
                                    "schedule; choose another name", key=True))
     if any(t.rate_limit is not None for t in tasks):
         for name in sorted(classes & names.RATE_LIMIT_CLASS_NAMES):
-            where: Path = ("types", name) if name in data.get("types", {}) else ("tasks", name)
-            diags.append(doc.error(where, "RESERVED_NAME",
+            taken: Path = ("types", name) if name in data.get("types", {}) else ("tasks", name)
+            diags.append(doc.error(taken, "RESERVED_NAME",
                                    f"{name!r} is used by the generated code of a module with a "
                                    "rate limit; choose another name", key=True))
     state = _state(doc, classes, diags)
