@@ -1,7 +1,7 @@
 """What a rate limit costs the claim: the drain of a task whose limit no drain can reach
 (10,000,000 per second) against the same task without one, on SQLite and PostgreSQL.
 
-One worker process, 20,000 no-op jobs, the runs interleaved (without, with, three
+One worker process, 20,000 no-op jobs (``RATE_BENCH_JOBS``), the runs interleaved (without, with, three
 times); prints each rate and the medians. Asserts only that every job completed.
 A limited job is claimed only to start at once (at most the free consumers of a claim,
 ``concurrency``), so the limited drain claims in smaller batches: the figures are
@@ -13,6 +13,7 @@ given at concurrency 10 (the default) and 100.
 from __future__ import annotations
 
 import asyncio
+import os
 import statistics
 import time
 from dataclasses import dataclass
@@ -32,7 +33,7 @@ from tests.pg_fixtures import ADMIN_URL
 
 pytestmark = pytest.mark.benchmark
 
-JOBS = 20_000
+JOBS = int(os.environ.get("RATE_BENCH_JOBS", "20000"))
 REPS = 3
 
 
@@ -90,6 +91,7 @@ def _compare(label: str, enqueue: Any, storage: Any, concurrency: int) -> None:
             task = Unreachable if limited else Free
             enqueue([task(n=n) for n in range(JOBS)])
             rates[limited].append(_drain(storage(), limited, concurrency))
+            print(f"  {label}, limited={limited}: {rates[limited][-1]:,.0f} jobs/s", flush=True)
     free, capped = statistics.median(rates[False]), statistics.median(rates[True])
     print(
         f"\n{label}, concurrency {concurrency}: without a limit "
