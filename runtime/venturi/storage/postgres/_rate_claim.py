@@ -10,6 +10,9 @@ out the keys with no free slot; their concurrency keys; the cursors of their lim
 keys, locked; the times of the slots from each cursor on; then the free slots are
 taken and only the jobs that got one are leased, started at once. The other kinds
 are claimed after them by the plain ``claim`` statement, with what room is left.
+The steps send their own ``BEGIN`` and ``COMMIT`` in pipeline mode, so a claim of
+one limit is three round trips: the candidates, the cursors with the slots, and
+the slots taken with the lease (the caller rolls back after an error).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ def claim(
     """The leased rows: the limited jobs first (in claim order), then the others."""
     limited = request.limited()
     budget = min(request.limit, request.start)
+    yield Stmt(queries["begin"], wait=False)
     chosen: list[str] = []
     for limit in limited:
         if budget - len(chosen) <= 0:
@@ -39,18 +43,21 @@ def claim(
     if chosen:
         params = {"ids": chosen, "token": request.lease_token, "expires": expires,
                   "worker": request.worker_id}  # fmt: skip
-        first = claim_rows((yield Stmt(queries["rate_lease"], params)))
+        first = claim_rows((yield Stmt(queries["rate_lease"], params, piped=True)))
     limited_kinds = {kind for limit in limited for kind in limit.kinds}
     rest_kinds = [kind for kind in request.kinds if kind not in limited_kinds]
     room = request.limit - len(chosen)
     if not rest_kinds or room <= 0:
+        yield Stmt(queries["commit"], wait=False)
         return first
     params = {
         "now": aware(now), "queues": list(request.queues), "kinds": rest_kinds, "limit": room,
         "token": request.lease_token, "expires": expires, "worker": request.worker_id,
         "start": max(0, request.start - len(chosen)),
     }  # fmt: skip
-    return first + claim_rows((yield Stmt(queries["claim"], params)))
+    rest = claim_rows((yield Stmt(queries["claim"], params, piped=True)))
+    yield Stmt(queries["commit"], wait=False)
+    return first + rest
 
 
 def _limited(
@@ -62,7 +69,7 @@ def _limited(
         "now": aware(now), "queues": list(request.queues),
         "kinds": [kind for kind in limit.kinds if kind in request.kinds], "limit": budget,
         "name": limit.name, "keyed": limit.keyed, "max": limit.max, "since": since,
-    })  # fmt: skip
+    }, piped=True)  # fmt: skip
     keys_seen: set[str] = set()
     candidates: list[tuple[str, str | None, str]] = []
     for job_id, concurrency_key, key in rows:
@@ -81,16 +88,21 @@ def _limited(
     wanted: dict[str, list[str]] = {}
     for job_id, _, key in candidates:
         wanted.setdefault(key, []).append(job_id)
-    cursor_rows = yield Stmt(queries["rate_cursors"], {
+    # The cursors' locks, then (in the same round trip) the slots from each cursor on.
+    yield Stmt(queries["rate_cursors"], {
         "keys": sorted(wanted), "max": limit.max, "per": limit.per_s,
-    })  # fmt: skip
-    cursors = {key: int(next_slot) for key, next_slot in cursor_rows}
-    positions = {
-        key: [(cursors[key] + i) % limit.max for i in range(min(len(ids), limit.max))]
-        for key, ids in wanted.items()
-    }
-    doc = dumps([{"k": key, "s": slot} for key, slots in positions.items() for slot in slots])
-    times = {(key, slot): utc(at) for key, slot, at in (yield Stmt(queries["rate_slot_times"], {"doc": doc}))}
+    }, wait=False)  # fmt: skip
+    doc = dumps([{"k": key, "n": len(ids)} for key, ids in wanted.items()])
+    rows = yield Stmt(queries["rate_slot_times"], {"doc": doc, "max": limit.max}, piped=True)
+    cursors: dict[str, int] = {}
+    positions: dict[str, list[int]] = {key: [] for key in wanted}
+    times: dict[tuple[str, int], datetime] = {}
+    for key, next_slot, i, taken_at in rows:
+        cursors[key] = int(next_slot)
+        slot = (int(next_slot) + int(i)) % limit.max
+        positions[key].append(slot)
+        if taken_at is not None:
+            times[(key, slot)] = utc(taken_at)
     chosen: list[str] = []
     slots: list[dict[str, Any]] = []
     moved: list[dict[str, Any]] = []
@@ -103,7 +115,7 @@ def _limited(
     if slots:
         yield Stmt(queries["rate_take_slots"], {
             "now": aware(now), "slots": dumps(slots), "cursors": dumps(moved),
-        })  # fmt: skip
+        }, wait=False)  # fmt: skip
     taken = set(chosen)
     left = [job_id for job_id, ck, _ in candidates if ck is not None and job_id not in taken]
     if left:

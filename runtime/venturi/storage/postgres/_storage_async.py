@@ -591,8 +591,12 @@ class AsyncPostgresStorage:
         journal_sql = self._queries["journals_of_jobs"]
 
         async def op(conn: psycopg.AsyncConnection[Any]) -> list[ClaimedJob]:
-            async with conn.transaction():
+            try:
                 rows = await run_steps(conn, _rate_claim.claim(self._queries, request, now, expires))
+            except BaseException:
+                if not conn.closed:
+                    await conn.rollback()  # the steps' own BEGIN, without its COMMIT
+                raise
             journals = {}
             with_journal = [r for r in rows if r.journal_count]
             if with_journal:

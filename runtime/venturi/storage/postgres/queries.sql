@@ -700,18 +700,24 @@ DELETE FROM {schema}.concurrency_locks WHERE job_id = ANY(%(ids)s::text[])
 
 -- name: rate_cursors
 -- Locks the cursor of each key until the claim commits (in key order, so two
--- claims cannot deadlock on them) and reads it, creating it at slot 0; the
--- limit as declared now is kept for venturi stats.
+-- claims cannot deadlock on them), creating it at slot 0; the limit as
+-- declared now is kept for venturi stats.
 INSERT INTO {schema}.rate_limits AS h (limit_key, next_slot, max_runs, per_s)
 SELECT k, 0, %(max)s, %(per)s FROM unnest(%(keys)s::text[]) AS k ORDER BY k
 ON CONFLICT (limit_key) DO UPDATE SET max_runs = excluded.max_runs, per_s = excluded.per_s
-RETURNING h.limit_key, h.next_slot
 
 -- name: rate_slot_times
--- When the slots asked for were last taken (a slot not yet created is free).
-SELECT s.limit_key, s.slot, s.taken_at
-FROM jsonb_to_recordset(%(doc)s::jsonb) AS r(k text, s integer)
-JOIN {schema}.rate_slots AS s ON s.limit_key = r.k AND s.slot = r.s
+-- Each key's cursor (locked by rate_cursors, a statement of its own: this one's
+-- snapshot is taken once the locks are held, so it sees every slot the keys'
+-- previous claimers took) and the next %(doc)s n slots from it, with when each
+-- was last taken (NULL: never, so free).
+SELECT h.limit_key, h.next_slot, g.i, s.taken_at
+FROM jsonb_to_recordset(%(doc)s::jsonb) AS w(k text, n integer)
+JOIN {schema}.rate_limits AS h ON h.limit_key = w.k
+CROSS JOIN LATERAL generate_series(0, least(w.n, %(max)s) - 1) AS g(i)
+LEFT JOIN {schema}.rate_slots AS s
+  ON s.limit_key = h.limit_key AND s.slot = mod(h.next_slot + g.i, %(max)s)
+ORDER BY h.limit_key, g.i
 
 -- name: rate_take_slots
 -- The free slots taken at %(now)s, and each key's cursor moved past them.
