@@ -662,9 +662,13 @@ ORDER BY s.name
 
 -- name: rate_candidates
 -- The claim's candidates among the kinds of one limit, with each job's limit
--- key (%(name)s, and the job's rate_key when %(keyed)s). A job whose key has
--- no free slot (the slot at its cursor was taken after %(since)s, now - per)
--- is passed over, so a key over its limit never hides another key's jobs.
+-- key (%(name)s, and the job's rate_key when %(keyed)s). For a keyed limit, a
+-- job whose key has no free slot (the slot at its cursor was taken after
+-- %(since)s, now - per) is passed over, so a key over its limit never hides
+-- another key's jobs. The check is a scalar subquery, not NOT EXISTS: an
+-- anti-join made the planner read and sort every ready row instead of
+-- stopping at the limit in claim order. One limit for the whole task needs no
+-- check per row (its one key is read once, by the claim's slot step).
 SELECT j.id, j.concurrency_key, k.limit_key
 FROM {schema}.jobs AS j
 CROSS JOIN LATERAL (
@@ -678,11 +682,11 @@ WHERE j.state = 'pending'
   AND j.kind = ANY(%(kinds)s::text[])
   AND (j.concurrency_key IS NULL OR NOT EXISTS (
           SELECT 1 FROM {schema}.concurrency_locks AS l WHERE l.key = j.concurrency_key))
-  AND NOT EXISTS (
-          SELECT 1 FROM {schema}.rate_limits AS h
+  AND (NOT %(keyed)s OR coalesce((
+          SELECT s.taken_at > %(since)s FROM {schema}.rate_limits AS h
           JOIN {schema}.rate_slots AS s
             ON s.limit_key = h.limit_key AND s.slot = mod(h.next_slot, %(max)s)
-          WHERE h.limit_key = k.limit_key AND s.taken_at > %(since)s)
+          WHERE h.limit_key = k.limit_key), false) = false)
 ORDER BY j.priority DESC, j.run_at, j.id
 LIMIT %(limit)s
 FOR UPDATE OF j SKIP LOCKED

@@ -475,9 +475,9 @@ ORDER BY s.name
 -- name: rate_candidates
 -- claim_candidates for the kinds of one limit (?3), with each job's limit key:
 -- ?5 the limit's name, ?6 whether it is keyed, ?7 its max, ?8 now - per. A job
--- whose key has no free slot (the slot at its cursor was taken within the
--- period) is passed over here, so a key over its limit never hides the jobs
--- of another behind it.
+-- of a keyed limit whose key has no free slot (the slot at its cursor was
+-- taken within the period) is passed over here, so a key over its limit never
+-- hides the jobs of another behind it.
 SELECT {c.CandidateRow}, c.limit_key
 FROM (SELECT j.rowid AS rowid, j.priority, j.run_at, j.id, j.concurrency_key,
              CASE WHEN ?6 THEN ?5 || char(31) || coalesce(j.rate_key, '') ELSE ?5 END AS limit_key
@@ -490,7 +490,7 @@ FROM (SELECT j.rowid AS rowid, j.priority, j.run_at, j.id, j.concurrency_key,
              OR NOT EXISTS (SELECT 1 FROM jobs AS r
                             WHERE r.state = 'running' AND r.concurrency_key = j.concurrency_key))
      ) AS c
-WHERE NOT EXISTS (SELECT 1 FROM rate_limits AS h
+WHERE NOT ?6 OR NOT EXISTS (SELECT 1 FROM rate_limits AS h
                   JOIN rate_slots AS s ON s.limit_key = h.limit_key AND s.slot = h.next_slot % ?7
                   WHERE h.limit_key = c.limit_key AND s.taken_at > ?8)
 ORDER BY c.priority DESC, c.run_at, c.id
