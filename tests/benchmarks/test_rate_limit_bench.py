@@ -77,10 +77,18 @@ def _drain(storage: AsyncStorage, limited: bool, concurrency: int) -> float:
     config = WorkerConfig(concurrency=concurrency, install_signal_handlers=False)
     worker: Worker[None] = Worker(None, storage, config=config)
     worker.register(UnreachableHandler() if limited else FreeHandler())
+
+
+    async def run() -> int:
+        try:
+            return (await worker.run_until_idle()).completed
+        finally:
+            await storage.close()  # the worker closes only the storages it opened
+
     wall = time.perf_counter()
-    stats = asyncio.run(worker.run_until_idle())
+    completed = asyncio.run(run())
     elapsed = time.perf_counter() - wall
-    assert stats.completed == JOBS
+    assert completed == JOBS
     return JOBS / elapsed
 
 
