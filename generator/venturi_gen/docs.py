@@ -2,8 +2,8 @@
 
 For review and for a project's own documentation: per declaration file, a
 table of its tasks, then each task's kind and aliases, version and older
-versions, module, queue, priority, dedup, concurrency key, retry, timeout and
-retention, and a table per document (payload, carry, output, the shapes of
+versions, module, queue, priority, dedup (and its unique period), concurrency key, rate
+limit, retry, timeout and retention, and a table per document (payload, carry, output, the shapes of
 older versions and the named types) with each field's JSON name, type,
 default and doc. The output depends only on the declarations: files in path
 order, tasks and fields in declaration order, so it can be checked in and
@@ -93,13 +93,17 @@ def _facts(m: ModuleDecl, t: TaskDecl) -> list[str]:
     priority = f"from the payload field {_code('.'.join(t.priority_field))}" if t.priority_field else t.priority
     facts.append(f"- **Priority**: {priority}")
     if t.dedup is not None:
-        facts.append(f"- **Dedup**: key {_key(t.dedup.paths)}, on collision: {t.on_collision}")
+        period = f", unique for {duration(t.unique_period_ms)} after completion" if t.unique_period_ms else ""
+        facts.append(f"- **Dedup**: key {_key(t.dedup.paths)}, on collision: {t.on_collision}{period}")
     else:
         facts.append("- **Dedup**: none")
     if t.concurrency is not None:
         facts.append(f"- **Concurrency key**: {_key(t.concurrency.paths)}")
     if t.tags:
         facts.append(f"- **Tags**: {', '.join(_code(tag) for tag in t.tags)}")
+    if t.rate_limit is not None:
+        per_key = f", per {_key(t.rate_limit.key.paths)}" if t.rate_limit.key else ""
+        facts.append(f"- **Rate limit**: at most {t.rate_limit.max} runs per {duration(t.rate_limit.per_ms)}{per_key}")
     facts += describe_retry(t, duration)
     facts.append(f"- **Timeout**: {duration(t.timeout_ms) if t.timeout_ms else 'none'}")
     facts.append(f"- **Retention**: {duration(t.retention_ms) if t.retention_ms else 'the store default'}")

@@ -93,6 +93,16 @@ class KeyDecl:
 
 
 @dataclass(frozen=True, slots=True)
+class RateLimitDecl:
+    """``rate_limit:``, checked: at most ``max`` runs start in any ``per_ms``, per value of
+    ``key`` when it is given."""
+
+    per_ms: int
+    max: int
+    key: KeyDecl | None
+
+
+@dataclass(frozen=True, slots=True)
 class UpgradeDecl:
     """One declared step of a task's history: what jobs of an older version stored.
 
@@ -147,6 +157,8 @@ class TaskDecl:
     retention_ms: int | None
     sync_handler: bool = False  # ``handle: sync``: the base declares ``def handle``
     schedule: ScheduleDecl | None = None
+    rate_limit: RateLimitDecl | None = None
+    unique_period_ms: int | None = None  # ``dedup.period``: uniqueness over a period
 
 
 @dataclass(frozen=True, slots=True)

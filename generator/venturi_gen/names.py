@@ -33,8 +33,8 @@ import sys
 CLASS_BODY_NAMES = frozenset(
     {
         "Any", "Backoff", "ClassVar", "Decimal", "Growth", "Independent", "Keep", "Literal",
-        "Mapping", "Merge", "Missed", "NoCarry", "Pending", "Priority", "Replace", "Schedule", "Self",
-        "Sequence", "Step",
+        "Mapping", "Merge", "Missed", "NoCarry", "Pending", "Priority", "RateLimit", "Replace",
+        "Schedule", "Self", "Sequence", "Step",
         "Task", "TypeAlias", "ULID", "UUID", "Upgrades", "With", "bool", "classmethod", "codec",
         "dataclass", "date",
         "datetime", "lazy_types", "dict", "field", "float", "int", "object", "str", "timedelta", "tuple", "type",
@@ -45,9 +45,9 @@ CLASS_BODY_NAMES = frozenset(
 TASK_MEMBERS = frozenset(
     {
         "ALIASES", "CARRY", "GROWTH", "KIND", "MAX_FAILURES", "MERGE_MODULE", "OUTPUT", "QUEUE",
-        "RETENTION", "SCHEDULE", "TAGS", "TIMEOUT", "VERSION",
+        "RATE_LIMIT", "RETENTION", "SCHEDULE", "TAGS", "TIMEOUT", "UNIQUE_PERIOD", "VERSION",
         "backoff", "concurrency_key", "decode_carry", "decode_payload", "dedup_key", "from_json",
-        "merge", "new_carry", "priority", "scheduled", "to_json", "upgrades",
+        "merge", "new_carry", "priority", "rate_key", "scheduled", "to_json", "upgrades",
     }
 )
 
@@ -56,6 +56,8 @@ SCHEDULE_CLASS_NAMES = frozenset({"Missed", "Schedule"})
 
 #: Names a module imports only when one of its tasks declares ``retry.backoff``.
 GROWTH_CLASS_NAMES = frozenset({"Growth"})
+#: Names a module imports only when one of its tasks has a rate limit: reserved in those modules.
+RATE_LIMIT_CLASS_NAMES = frozenset({"RateLimit"})
 
 #: Class names the generated modules import or define themselves; user types may not take them.
 RESERVED_CLASS_NAMES = frozenset(

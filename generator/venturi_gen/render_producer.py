@@ -146,6 +146,9 @@ def _task(m: ModuleDecl, t: TaskDecl) -> str:
         "merge_module_literal": literal(f"{m.layout.merges}.{t.snake}") if t.on_collision == "custom" else None,
         "policy": ident((t.on_collision or "replace").capitalize()),
         "concurrency": _key(t.concurrency.paths) if t.concurrency else None,
+        "rate_limit": _rate_limit(t),
+        "rate_key": _key(t.rate_limit.key.paths) if t.rate_limit and t.rate_limit.key else None,
+        "unique_period": Code(timedelta_expr(t.unique_period_ms)) if t.unique_period_ms else None,
         "backoff": Code(f"Backoff(base={timedelta_expr(t.retry_ms[0])}, cap={timedelta_expr(t.retry_ms[1])})")
         if t.retry_ms
         else None,
@@ -167,6 +170,15 @@ def _tags(tags: tuple[str, ...]) -> Code:
     if len(items) == 1:
         items[0] += ","
     return wrap("    ", "TAGS = (", items, ")")
+
+
+def _rate_limit(t: TaskDecl) -> Code | None:
+    """``RateLimit(max=..., per=...[, keyed=True])`` of the task's ``rate_limit``."""
+    limit = t.rate_limit
+    if limit is None:
+        return None
+    keyed = ", keyed=True" if limit.key is not None else ""
+    return Code(f"RateLimit(max={limit.max}, per={timedelta_expr(limit.per_ms)}{keyed})")
 
 
 def _schedule(s: ScheduleDecl) -> Code:
@@ -211,6 +223,10 @@ def producer(m: ModuleDecl) -> tuple[str, ...]:
         if t.backoff:
             names.add("Growth")
         if t.retry_ms or t.timeout_ms or t.retention_ms:
+            names.add("timedelta")
+        if t.rate_limit is not None:
+            names.update({"RateLimit", "timedelta"})
+        if t.unique_period_ms is not None:
             names.add("timedelta")
         if t.schedule is not None:
             names.add("Schedule")

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from venturi_gen.diagnostics import Diagnostic, Severity
 from venturi_gen.loader import Document, Path
 from venturi_gen.model import ModuleDecl, ScheduleDecl, TaskDecl
+from venturi_gen.review_flow import flow_changes
 from venturi_gen.review_policies import policy_changes
 from venturi_gen.review_rules import Change, Comparison, Shapes
 from venturi_gen.schedules import describe_schedule
@@ -375,6 +376,11 @@ class _Task:
             )  # fmt: skip
         if old.schedule != new.schedule:
             self._schedule(old.schedule, new.schedule, task)
+        for flow in flow_changes(old, new):
+            # Neither a rate limit nor a unique period is in a stored job: safe both ways.
+            present = new.rate_limit if flow.field == "rate_limit" else new.dedup
+            self.report(flow.code, (*task, flow.field) if present is not None else task,
+                        flow.message, backlog=False, rollout=False, fix=flow.fix)  # fmt: skip
         if old.concurrency != new.concurrency:
             self.report(
                 "CONCURRENCY_KEY_CHANGED", (*task, "concurrency_key"),

@@ -41,6 +41,7 @@ from venturi_gen.model import (
     MapType,
     ModuleDecl,
     OptionalType,
+    RateLimitDecl,
     StructDecl,
     StructRef,
     TaskDecl,
@@ -329,6 +330,12 @@ def build_module(doc: Document, source: FsPath) -> tuple[ModuleDecl | None, list
             diags.append(doc.error(place, "RESERVED_NAME",
                                    f"{name!r} is used by the generated code of a module with a "
                                    "retry.backoff; choose another name", key=True))
+    if any(t.rate_limit is not None for t in tasks):
+        for name in sorted(classes & names.RATE_LIMIT_CLASS_NAMES):
+            taken: Path = ("types", name) if name in data.get("types", {}) else ("tasks", name)
+            diags.append(doc.error(taken, "RESERVED_NAME",
+                                   f"{name!r} is used by the generated code of a module with a "
+                                   "rate limit; choose another name", key=True))
     state = _state(doc, classes, diags)
     if has_errors(diags):
         return None, diags
@@ -368,6 +375,10 @@ def _task(doc: Document, name: str, spec: dict[str, Any], fields: dict[str, list
     dedup_key = None
     if dedup is not None:
         dedup_key = resolve_key(doc, (*path, "dedup", "key"), dedup["key"], fields["payload"], structs, diags)
+    unique_period_ms = None
+    if dedup is not None and "period" in dedup:
+        unique_period_ms = _duration(doc, (*path, "dedup", "period"), dedup["period"], diags)
+    rate_limit = _rate_limit(doc, path, spec.get("rate_limit"), fields["payload"], structs, diags)
     concurrency = None
     if "concurrency_key" in spec:
         concurrency = resolve_key(doc, (*path, "concurrency_key"), spec["concurrency_key"],
@@ -429,7 +440,23 @@ def _task(doc: Document, name: str, spec: dict[str, Any], fields: dict[str, list
         retention_ms=_duration(doc, (*path, "retention"), spec.get("retention"), diags),
         sync_handler=spec.get("handle") == "sync",
         schedule=schedule,
+        rate_limit=rate_limit,
+        unique_period_ms=unique_period_ms,
     )
+
+
+def _rate_limit(doc: Document, path: Path, spec: dict[str, Any] | None, payload: list[RawField],
+                structs: dict[str, list[RawField]], diags: list[Diagnostic]) -> RateLimitDecl | None:
+    """``rate_limit:`` checked: a positive ``per``, and a ``key`` path into the payload as a
+    dedup key's (the schema bounds ``max``)."""
+    if spec is None:
+        return None
+    where: Path = (*path, "rate_limit")
+    per_ms = _duration(doc, (*where, "per"), spec["per"], diags)
+    key = resolve_key(doc, (*where, "key"), spec["key"], payload, structs, diags) if "key" in spec else None
+    if per_ms is None or ("key" in spec and key is None):
+        return None
+    return RateLimitDecl(per_ms=per_ms, max=int(spec["max"]), key=key)
 
 
 def _upgrades(doc: Document, name: str, spec: dict[str, Any],

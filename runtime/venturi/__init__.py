@@ -38,6 +38,7 @@ from venturi.storage._types import DecodeFailure, EnqueueOutcome, EnqueueResult,
 if TYPE_CHECKING:
     from venturi._hooks import EnqueueEvent, Hooks, RunEvent, RunOutcome
     from venturi._queue_async import AsyncQueue
+    from venturi._rate_limit import RateLimit
     from venturi._schedule import Missed, Schedule
     from venturi.storage._admin_types import CancelOutcome, JobCount, QueueStats
 
@@ -48,6 +49,7 @@ _LAZY = {
     "AsyncQueue": "venturi._queue_async",  # a program uses Queue or AsyncQueue, seldom both
     **dict.fromkeys(("EnqueueEvent", "Hooks", "RunEvent", "RunOutcome"), "venturi._hooks"),
     **dict.fromkeys(("Missed", "Schedule"), "venturi._schedule"),
+    "RateLimit": "venturi._rate_limit",
     "CancelOutcome": "venturi.storage._admin_types",
     "JobCount": "venturi.storage._admin_types",
     "QueueStats": "venturi.storage._admin_types",
@@ -102,6 +104,7 @@ __all__ = [
     "Priority",
     "Queue",
     "QueueStats",
+    "RateLimit",
     "Replace",
     "RunEvent",
     "RunOutcome",

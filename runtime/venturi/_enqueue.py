@@ -162,6 +162,14 @@ def _key(value: Any, what: str) -> str | None:
     return value
 
 
+def _rate_key(task: Task[Any]) -> str | None:
+    """The value of the task's keyed rate limit, stored with the job; None without one."""
+    limit = type(task).RATE_LIMIT
+    if limit is None or not limit.keyed:
+        return None
+    return _key(task.rate_key(), "rate limit key")
+
+
 _PRIORITIES = frozenset(int(level) for level in Priority)
 
 
@@ -245,10 +253,12 @@ def build_request(
         cls.VERSION,
         headers,
         job_tags or None,
+        _rate_key(task),
     )
     if dedup_key is None:
         return EnqueueRequest(job, None)
-    return EnqueueRequest(job, _decider(task, now, when, name), cls.ALIASES)
+    unique_at = None if cls.UNIQUE_PERIOD is None else now
+    return EnqueueRequest(job, _decider(task, now, when, name), cls.ALIASES, unique_at)
 
 
 def build_requests(
@@ -336,11 +346,13 @@ def _requests(
             cls.VERSION,
             headers,
             fixed[3] or None,
+            None if cls.RATE_LIMIT is None else _rate_key(task),
         )
         if dedup_key is None:
             yield EnqueueRequest(job, None)
         else:
-            yield EnqueueRequest(job, _decider(task, now, when, fixed[1]), cls.ALIASES)
+            unique_at = None if cls.UNIQUE_PERIOD is None else now
+            yield EnqueueRequest(job, _decider(task, now, when, fixed[1]), cls.ALIASES, unique_at)
 
 
 def _decider(task: Task[Any], now: datetime, when: datetime, queue: str) -> Any:

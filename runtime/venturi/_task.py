@@ -67,6 +67,11 @@ class Task(Generic[C]):
     GROWTH: ClassVar[Growth | None] = None
     #: Labels stored with every job of this task, to filter on (``venturi._labels``).
     TAGS: ClassVar[tuple[str, ...]] = ()
+    #: How many runs may start per period, across every worker (``venturi._rate_limit``).
+    RATE_LIMIT: ClassVar[lazy_types.RateLimit | None] = None
+    #: ``dedup: {period: ...}``: an enqueue whose dedup key matches a job that completed
+    #: less than this long ago is dropped (``EnqueueOutcome.DUPLICATE``).
+    UNIQUE_PERIOD: ClassVar[timedelta | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -104,6 +109,11 @@ class Task(Generic[C]):
 
     def concurrency_key(self) -> str | None:
         """Jobs sharing a concurrency key never run at the same time."""
+        return None
+
+    def rate_key(self) -> str | None:
+        """The value a keyed ``RATE_LIMIT`` applies to (an account id); None: the task's
+        jobs without a key share one limit."""
         return None
 
     def merge(self, existing: Pending[Any, C]) -> Merge[Any, C]:

@@ -1,7 +1,7 @@
 """Types that annotations name, imported when first looked up rather than with the annotation.
 
 A generated task annotates a ULID field ``lazy_types.ULID`` and the ``Task`` base class its
-``SCHEDULE`` ``lazy_types.Schedule``. Type checkers read the imports below; at run time,
+``SCHEDULE`` ``lazy_types.Schedule`` (and ``RATE_LIMIT`` ``lazy_types.RateLimit``). Type checkers read the imports below; at run time,
 the module imports python-ulid (which imports ``importlib.metadata``, tens of
 milliseconds) or ``venturi._schedule`` only when the name is first looked up. That keeps
 ``import venturi`` and a generated producer module cheap, while
@@ -19,11 +19,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ulid import ULID as ULID
 
+    from venturi._rate_limit import RateLimit as RateLimit
     from venturi._schedule import Schedule as Schedule
 
-_HOMES = {"ULID": "ulid", "Schedule": "venturi._schedule"}
+_HOMES = {"ULID": "ulid", "Schedule": "venturi._schedule", "RateLimit": "venturi._rate_limit"}
 
-__all__ = ["ULID", "Schedule"]
+__all__ = ["ULID", "RateLimit", "Schedule"]
 
 
 def __getattr__(name: str) -> Any:

@@ -107,3 +107,41 @@ def test_stats_shows_schedules_with_their_next_and_last_slot(database: str) -> N
         "2026-06-02T05:00:00+00:00", "2026-06-01T05:00:00+00:00",
     )  # fmt: skip
     assert schedule["last_job_id"] == result.job_id
+
+
+def test_stats_shows_each_rate_limit_and_how_full_it_is(database: str) -> None:
+    import asyncio
+    from dataclasses import replace
+
+    from venturi.storage import open_async_storage
+
+    from tests.conformance.helpers import claim_request
+    from tests.conformance.rate_tasks import Limited, PerAccount, claim_limit
+
+    migrate(database)
+    seed(database, [Limited(n) for n in range(5)] + [PerAccount("acme", n) for n in range(3)])
+
+    async def claim() -> int:
+        storage = open_async_storage(database)
+        try:
+            request = replace(
+                claim_request(kinds=(Limited.KIND, PerAccount.KIND), limit=10, start=10),
+                rate_limits=(claim_limit(Limited), claim_limit(PerAccount)),
+            )
+            return len(await storage.claim(request, now=datetime.now(UTC)))
+        finally:
+            await storage.close()
+
+    assert asyncio.run(claim()) == 3 + 2  # Limited: 3 per 10 s; PerAccount: 2 per account
+    data = json.loads(run_cli("stats", "--json", database=database).stdout)
+    assert data["rate_limits"] == [
+        {"kind": Limited.KIND, "key": None, "max": 3, "per_seconds": 10.0, "taken": 3, "full": 1.0},
+        {"kind": PerAccount.KIND, "key": "acme", "max": 2, "per_seconds": 10.0, "taken": 2,
+         "full": 1.0},
+    ]
+    table = run_cli("stats", database=database)
+    assert_ok(table)
+    limits = table.stdout.split("\n\n")[-1].splitlines()
+    assert limits[0].split() == ["RATE", "LIMIT", "KEY", "LIMIT", "TAKEN", "FULL"]
+    assert limits[1].split() == [Limited.KIND, "(all)", "3", "per", "10s", "3/3", "100%"]
+    assert limits[2].split() == [PerAccount.KIND, "acme", "2", "per", "10s", "2/2", "100%"]

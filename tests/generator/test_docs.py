@@ -147,3 +147,14 @@ def test_tags_are_listed(project: Project) -> None:
     result = project.gen("docs", "tasks.venturi.yaml")
     assert result.code == 0, result.err
     assert "- **Tags**: `billing`, `team:payments`, `sync.v2`" in result.out.splitlines()
+
+
+def test_rate_limits_and_unique_periods(project: Project) -> None:
+    project.write("a/tasks.venturi.yaml", (GOLDEN / "rate_limits/input.yaml").read_text("utf-8"))
+    project.write("b/tasks.venturi.yaml", (GOLDEN / "unique_period/input.yaml").read_text("utf-8"))
+    result = project.gen("docs", "a/tasks.venturi.yaml", "b/tasks.venturi.yaml")
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    assert "- **Rate limit**: at most 10 runs per 1s" in lines
+    assert "- **Rate limit**: at most 100 runs per 1m, per `account_id`" in lines
+    assert "- **Dedup**: key `user_id`, on collision: keep, unique for 1d after completion" in lines

@@ -436,6 +436,55 @@ tasks:
             "the cap of the delays are given together (leave both out to use the worker's)",
         ],
     ),
+    "rate_limit_and_period": (
+        HEAD
+        + """\
+tasks:
+  Ship:
+    kind: ship
+    payload:
+      order_id: int
+      items: {type: "list[string]"}
+    rate_limit: {per: 0s, max: 5, key: account_id}
+  Bill:
+    kind: bill
+    payload:
+      order_id: int
+      items: {type: "list[string]"}
+    rate_limit: {per: 1s, max: 10, key: items}
+    dedup: {key: order_id, on_collision: keep, period: 0s}
+""",
+        [
+            "t.yaml:9:23: error[INVALID_DURATION]: '0s': a duration must be positive",
+            "t.yaml:9:40: error[UNKNOWN_KEY_PATH]: 'account_id': the payload has no field 'account_id'",
+            "t.yaml:15:41: error[NON_SCALAR_KEY_PATH]: 'items' is list[string]; a key must end at a "
+            "scalar field (string, int, uuid, ...)",
+            "t.yaml:16:56: error[INVALID_DURATION]: '0s': a duration must be positive",
+        ],
+    ),
+    "rate_limit_max": (
+        HEAD
+        + """\
+tasks:
+  Pack:
+    kind: pack
+    rate_limit: {per: 1m, max: 0}
+""",
+        ["t.yaml:6:32: error[BAD_VALUE]: tasks.Pack.rate_limit.max must be at least 1"],
+    ),
+    "rate_limit_reserved_name": (
+        HEAD
+        + """\
+tasks:
+  Ship:
+    kind: ship
+    rate_limit: {per: 1s, max: 5}
+  RateLimit:
+    kind: rate_limit
+""",
+        ["t.yaml:7:3: error[RESERVED_NAME]: 'RateLimit' is used by the generated code of a module "
+         "with a rate limit; choose another name"],
+    ),
     "names": (
         HEAD
         + """\

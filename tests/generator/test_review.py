@@ -261,6 +261,38 @@ RULES = {
         "tags changed (added 'weekly'; removed 'nightly'): jobs stored before keep the tags they were "
         "enqueued with", (), "any order", 0, task=CLEAN,
         base=("    kind: shop.cleanup\n", "    kind: shop.cleanup\n    tags: [maintenance, nightly]\n")),
+    "rate limit added": Rule(
+        "    kind: shop.cleanup\n", "    kind: shop.cleanup\n    rate_limit: {per: 1s, max: 10}\n",
+        ("    rate_limit:", 5), "RATE_LIMIT_ADDED", "warning", "rate limit added (at most 10 per 1s)", (),
+        "any order", 0, task=CLEAN),
+    "rate limit tightened": Rule(
+        "    rate_limit: {per: 1s, max: 10}\n", "    rate_limit: {per: 1m, max: 5}\n",
+        ("    rate_limit:", 5), "RATE_LIMIT_TIGHTENED", "warning",
+        "rate limit tightened from 10 per 1s to 5 per 1m", (), "any order", 0, task=CLEAN,
+        base=("    kind: shop.cleanup\n", "    kind: shop.cleanup\n    rate_limit: {per: 1s, max: 10}\n")),
+    "rate limit loosened": Rule(
+        "    rate_limit: {per: 1s, max: 10}\n", "    rate_limit: {per: 1s, max: 50}\n",
+        ("    rate_limit:", 5), "RATE_LIMIT_LOOSENED", "warning",
+        "rate limit loosened from 10 per 1s to 50 per 1s", (), "any order", 0, task=CLEAN,
+        base=("    kind: shop.cleanup\n", "    kind: shop.cleanup\n    rate_limit: {per: 1s, max: 10}\n")),
+    "rate limit key path removed": Rule(
+        "    rate_limit: {per: 1s, max: 10, key: days}\n", "    rate_limit: {per: 1s, max: 10}\n",
+        ("    rate_limit:", 5), "RATE_LIMIT_KEY_CHANGED", "warning",
+        "rate limit key removed (was days): every job shares one limit", (), "any order", 0, task=CLEAN,
+        base=("    kind: shop.cleanup\n", "    kind: shop.cleanup\n    rate_limit: {per: 1s, max: 10, key: days}\n")),
+    "rate limit removed": Rule(
+        "    rate_limit: {per: 1s, max: 10}\n", "", ("  Cleanup:", 3), "RATE_LIMIT_REMOVED", "warning",
+        "rate limit removed (was at most 10 per 1s)", (), "any order", 0, task=CLEAN,
+        base=("    kind: shop.cleanup\n", "    kind: shop.cleanup\n    rate_limit: {per: 1s, max: 10}\n")),
+    "unique period added": Rule(
+        "    dedup: {key: order_id, on_collision: keep}\n", "    dedup: {key: order_id, on_collision: keep, period: 24h}\n",
+        ("    dedup:", 5), "UNIQUE_PERIOD_ADDED", "warning", "unique period added (1d)", (), "any order", 0),
+    "unique period shortened": Rule(
+        "    dedup: {key: order_id, on_collision: keep, period: 24h}\n",
+        "    dedup: {key: order_id, on_collision: keep, period: 1h}\n",
+        ("    dedup:", 5), "UNIQUE_PERIOD_CHANGED", "warning", "unique period shortened from 1d to 1h", (),
+        "any order", 0,
+        base=("    dedup: {key: order_id, on_collision: keep}\n", "    dedup: {key: order_id, on_collision: keep, period: 24h}\n")),
     "task removed": Rule(
         "  Cleanup:\n    kind: shop.cleanup\n    payload:\n      days: int\n", "", ("tasks:", 1),
         "TASK_REMOVED", "error", "Cleanup (kind 'shop.cleanup') was removed: its stored jobs would never run",

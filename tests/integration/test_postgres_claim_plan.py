@@ -1,4 +1,4 @@
-"""The claim's plan does not depend on the planner's statistics (migrations/0010_claim_plan.sql).
+"""The claim's plan does not depend on the planner's statistics (migrations/0011_claim_plan.sql).
 
 A burst of jobs into a table never analyzed used to be claimed through a bitmap
 heap scan of every pending row and a sort spilling to disk, 70x slower per claim

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Literal, Self
 
-from venturi import Backoff, Growth, Missed, NoCarry, Priority, Schedule, Task, codec
+from venturi import Backoff, Growth, Missed, NoCarry, Priority, RateLimit, Schedule, Task, codec
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -44,11 +44,15 @@ class RenderReport(Task[NoCarry]):
     OUTPUT = RenderReportOutput
     TIMEOUT = None
     RETENTION = None
+    RATE_LIMIT = RateLimit(max=20, per=timedelta(seconds=1), keyed=True)
 
     account: str
 
     def priority(self) -> Priority:
         return Priority.NORMAL
+
+    def rate_key(self) -> str | None:
+        return codec.key_text(self.account)
 
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _RENDER_REPORT.encode(self, path)

@@ -4,7 +4,8 @@ Per kind: counts by state, the age of the oldest pending job (the first sign
 of workers falling behind) and jobs finished over the last 1, 5 and 15
 minutes (throughput). Per queue: whether it is paused, its pending, ready
 and running jobs, and how long its oldest ready job has waited. Per schedule
-(periodic tasks): when it runs, its next slot and the last one enqueued.
+(periodic tasks): when it runs, its next slot and the last one enqueued. Per rate
+limit key: the limit and how full its current window is.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 from venturi._clock import utcnow
 from venturi._durations import format_duration
-from venturi.cli import _queues
+from venturi.cli import _queues, _rate_limits
 from venturi.cli._args import SubParsers
 from venturi.cli._database import add_database_option, open_storage
 from venturi.cli._output import NONE, format_time, iso, write_json, write_table
@@ -90,10 +91,12 @@ def run(args: argparse.Namespace) -> int:
         rows = sorted(storage.stats(now=now, windows_minutes=WINDOWS), key=lambda r: r.kind)
         queues = storage.queue_stats(now=now)
         schedules = storage.schedules()
+        limits = storage.rate_limit_use(now=now)
     if args.json:
         document = _as_json(rows, now)
         document["queues"] = [_queues.as_json(q, now) for q in queues]
         document["schedules"] = [_schedule_json(s) for s in schedules]
+        document["rate_limits"] = [_rate_limits.as_json(u) for u in limits]
         write_json(document)
         return 0
     if not rows:
@@ -115,6 +118,9 @@ def run(args: argparse.Namespace) -> int:
     if schedules:
         print()
         write_table(SCHEDULE_HEADERS, [_schedule_row(s) for s in schedules])
+    if limits:
+        print()
+        write_table(_rate_limits.HEADERS, [_rate_limits.table_row(u) for u in limits])
     return 0
 
 

@@ -20,12 +20,14 @@ if TYPE_CHECKING:
         JobSelection,
         KindStats,
         QueueStats,
+        RateLimitUse,
         ScheduleInfo,
         ScheduleRecord,
     )
     from venturi.storage._protocol import AsyncNotifier, AsyncStorage, Storage
     from venturi.storage._run_types import (
         ClaimedJob,
+        ClaimLimit,
         ClaimRequest,
         Resolution,
         RunResult,
@@ -61,12 +63,15 @@ _HOME = {
             "JobSelection",
             "KindStats",
             "QueueStats",
+            "RateLimitUse",
             "ScheduleInfo",
             "ScheduleRecord",
         ),
         "_admin_types",
     ),
-    **dict.fromkeys(("ClaimRequest", "ClaimedJob", "Resolution", "RunResult"), "_run_types"),
+    **dict.fromkeys(
+        ("ClaimLimit", "ClaimRequest", "ClaimedJob", "Resolution", "RunResult"), "_run_types"
+    ),
     **dict.fromkeys(
         (
             "TERMINAL_STATES",
@@ -107,6 +112,7 @@ __all__ = [
     "BulkBatch",
     "CancelOutcome",
     "Capabilities",
+    "ClaimLimit",
     "ClaimRequest",
     "ClaimedJob",
     "DecodeFailure",
@@ -122,6 +128,7 @@ __all__ = [
     "MergeDecider",
     "NewJob",
     "QueueStats",
+    "RateLimitUse",
     "RequestBatch",
     "Resolution",
     "RunResult",

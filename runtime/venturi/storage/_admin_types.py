@@ -126,6 +126,24 @@ class KindStats:
     finished_last_minutes: dict[int, int] = field(default_factory=dict[int, int])
 
 
+class RateLimitUse(NamedTuple):
+    """How full one rate limit key is (``venturi stats``): ``taken`` of its ``max`` slots
+    were taken within the last ``per_s`` seconds. ``key`` is the value of a keyed
+    limit (None: the task's one limit); ``name`` the task's kind."""
+
+    name: str
+    key: str | None
+    max: int
+    per_s: float
+    taken: int
+
+
+def rate_limit_use(limit_key: str, max_runs: int, per_s: float, taken: int) -> RateLimitUse:
+    """A row of a backend's ``rate_limit_use`` query, its limit key split into name and key."""
+    name, separator, key = limit_key.partition("\x1f")
+    return RateLimitUse(name, key if separator else None, int(max_runs), float(per_s), int(taken))
+
+
 class CancelOutcome(enum.StrEnum):
     CANCELLED = "cancelled"  # was pending: now cancelled
     FENCED = "fenced"  # was running: cancelled, the lease revoked

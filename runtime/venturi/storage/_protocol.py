@@ -26,12 +26,13 @@ from venturi.storage._admin_types import (
     JobSelection,
     KindStats,
     QueueStats,
+    RateLimitUse,
     ScheduleInfo,
     ScheduleRecord,
 )
 from venturi.storage._overview import EXACT_UP_TO
 from venturi.storage._overview_types import DeadGroups, JobLease, LeaseHolder, Overview
-from venturi.storage._run_types import ClaimedJob, ClaimRequest, RunResult
+from venturi.storage._run_types import ClaimedJob, ClaimLimit, ClaimRequest, RunResult
 from venturi.storage._types import EnqueueRequest, EnqueueResult, JobState, StoredJob
 
 
@@ -96,6 +97,11 @@ class Storage(Protocol):
 
     def pending_counts_by_kind(self) -> dict[str, int]:
         """Pending jobs per kind."""
+        ...
+
+    def rate_limit_use(self, *, now: datetime) -> list[RateLimitUse]:
+        """Every rate limit key a claim has used, with how many of its slots were taken
+        within its current window."""
         ...
 
     def prune(self, *, now: datetime, limit: int) -> int:
@@ -315,9 +321,22 @@ class AsyncStorage(Protocol):
 
         Ready means pending with ``run_at <= now``, in one of the requested
         queues and kinds, and no running job holds its concurrency key (nor
-        does another job claimed in the same batch).
+        does another job claimed in the same batch). A job of a kind in
+        ``request.rate_limits`` also needs a free slot of its limit key, which
+        the claim takes; it is claimed only to start at once (among the first
+        ``request.start``, ahead of the others).
         """
         ...
+
+    async def next_rate_slot(
+        self, limits: Sequence[ClaimLimit], *, now: datetime
+    ) -> datetime | None:
+        """When a key of ``limits`` whose slots are all taken within its period has a free
+        slot again (the soonest); None when none is full. A claimer whose claim came back
+        short with limited kinds requested sleeps until then, not a poll interval."""
+        ...
+
+    async def rate_limit_use(self, *, now: datetime) -> list[RateLimitUse]: ...
 
     async def finish(
         self,

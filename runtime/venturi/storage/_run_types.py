@@ -14,6 +14,18 @@ from typing import NamedTuple
 from venturi._journal import JournalEntry
 
 
+class ClaimLimit(NamedTuple):
+    """A rate limit the claim enforces: at most ``max`` runs of the jobs of ``kinds``
+    start in any ``per_s`` seconds (per value of the job's rate key when ``keyed``).
+    ``name`` (the task's kind) names its limit keys, whichever alias a job is stored under."""
+
+    name: str
+    kinds: tuple[str, ...]
+    max: int
+    per_s: float
+    keyed: bool = False
+
+
 @dataclass(frozen=True, slots=True)
 class ClaimRequest:
     queues: tuple[str, ...]  # claim only from these queues
@@ -26,6 +38,17 @@ class ClaimRequest:
     #: are marked started by the claim itself. The rest wait in the worker (prefetch) and
     #: are marked when they start (``finish(started=...)``).
     start: int = 0
+    #: The rate limits of the registered tasks. A claim that requests none of their kinds
+    #: takes the plain path, as fast as without them; limited jobs are only claimed to
+    #: start at once (up to ``start``), never held ahead, so a slot's time is a run's start.
+    rate_limits: tuple[ClaimLimit, ...] = ()
+
+    def limited(self) -> tuple[ClaimLimit, ...]:
+        """The limits of the requested kinds."""
+        if not self.rate_limits:
+            return ()
+        kinds = set(self.kinds)
+        return tuple(limit for limit in self.rate_limits if kinds.intersection(limit.kinds))
 
 
 class ClaimedJob(NamedTuple):
@@ -86,3 +109,6 @@ class RunResult(NamedTuple):
     error_message: str | None = None
     purge_after: datetime | None = None  # terminal rows may be pruned after this time
     carry_version: int = 1  # the version of the task's shape ``carry`` is written in
+    #: COMPLETED of a task with a unique period: its dedup key stays taken until then
+    #: (``unique_keys``), written in the completion's transaction.
+    unique_until: datetime | None = None

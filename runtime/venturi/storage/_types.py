@@ -55,6 +55,8 @@ class NewJob(NamedTuple):
     version: int = 1  # the task's VERSION: the shape the payload and carry are written in
     headers: str | None = None  # JSON object of strings from the hooks (a trace context)
     tags: tuple[str, ...] | None = None  # checked and each once (venturi._labels); None: none
+    #: The value a keyed rate limit applies to (``Task.rate_key``); None without one.
+    rate_key: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +142,10 @@ class EnqueueRequest(NamedTuple):
     # Former kinds of the task (its ALIASES): a pending job stored under one of them with the
     # same dedup key is a merge candidate too, so a rename never doubles a deduplicated job.
     aliases: tuple[str, ...] = ()
+    #: The enqueue's time when the task has a unique period (``Task.UNIQUE_PERIOD``):
+    #: a job with the key that completed within its period (``unique_keys``) is matched
+    #: at this time, and the enqueue dropped. None without a period.
+    unique_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +169,8 @@ class EnqueueOutcome(enum.StrEnum):
     REPLACED = "replaced"  # Replace: the existing job took the new payload, carry reset
     MERGED = "merged"  # With: the existing job took a computed payload and carry
     INDEPENDENT = "independent"  # Independent: a new row beside the existing one
+    #: Dropped: a job with the key completed within the task's unique period (its id)
+    DUPLICATE = "duplicate"
 
 
 class EnqueueResult(NamedTuple):
@@ -170,7 +178,7 @@ class EnqueueResult(NamedTuple):
 
     job_id: str
     outcome: EnqueueOutcome
-    existing_job_id: str | None = None  # the collided job, for INDEPENDENT
+    existing_job_id: str | None = None  # the collided job, for INDEPENDENT; matched, DUPLICATE
 
     @property
     def inserted(self) -> bool:

@@ -24,7 +24,7 @@ from typing import Any
 from venturi._clock import utcnow
 from venturi._ids import new_lease_token
 from venturi.storage._protocol import AsyncNotifier, AsyncStorage
-from venturi.storage._run_types import ClaimedJob, ClaimRequest
+from venturi.storage._run_types import ClaimedJob, ClaimLimit, ClaimRequest
 from venturi.worker._capacity import Capacity
 from venturi.worker._config import WorkerConfig, seconds
 from venturi.worker._due import DueTimes
@@ -51,6 +51,7 @@ class Claimer:
         notifier: AsyncNotifier | None,
         until_idle: bool,
         due: DueTimes | None = None,
+        rate_limits: tuple[ClaimLimit, ...] = (),
     ) -> None:
         self._capacity = capacity
         self._flusher = flusher
@@ -62,6 +63,11 @@ class Claimer:
         self._notifier = notifier
         self._until_idle = until_idle
         self._due = DueTimes() if due is None else due
+        self._rate_limits = rate_limits
+        limited = {kind for limit in rate_limits for kind in limit.kinds}
+        #: Every kind claimed has a rate limit: its jobs are claimed only for free consumers
+        #: (never held ahead), so a claim waits for half of them rather than for one.
+        self._limited_only = bool(kinds) and all(kind in limited for kind in kinds)
         self._batch = config.effective_claim_batch
         prefetch = config.effective_prefetch
         #: None: measured as the runs go (adaptive); else the fixed number held ahead.
@@ -99,6 +105,13 @@ class Claimer:
             if capacity.stopping:
                 return
             want = min(free, self._batch)
+            if self._limited_only:
+                consumers = config.concurrency - capacity.in_flight
+                enough = max(1, config.concurrency // 2)
+                if consumers < enough:
+                    await self._wait_runs(config.concurrency - enough)
+                    continue
+                want = min(want, consumers)
             settled = capacity.in_flight == 0 and flusher.pending == 0
             request = ClaimRequest(
                 queues=config.queues,
@@ -109,6 +122,7 @@ class Claimer:
                 worker_id=config.worker_id,
                 # Consumers free now start the first jobs at once: the claim marks those.
                 start=max(0, config.concurrency - capacity.in_flight),
+                rate_limits=self._rate_limits,
             )
             now = utcnow()
             # Before the claim: a due time noted while it runs may be one it cannot see.
@@ -125,7 +139,12 @@ class Claimer:
                 self._dispatch(jobs)
             if len(jobs) == want:
                 continue
+            # Limited jobs may wait for a slot: sleep until the next one frees, not longer.
+            wait = poll if not self._rate_limits else await self._slot_wait(poll)
             if self._until_idle:
+                if not jobs and settled and wait < poll:
+                    await self._idle(wait)  # jobs over their rate limit: not idle yet
+                    continue
                 if not jobs and settled:
                     log.info("no ready jobs left: stopping", extra={"event": "idle"})
                     self._request_stop()
@@ -141,9 +160,25 @@ class Claimer:
                 # Nothing (more) is ready. Sleep until a run ends (its result may make a
                 # job ready, or free a concurrency key that held jobs back), a notification
                 # arrives, or the poll interval passes.
-                await self._idle(poll, wake_at=capacity.in_flight - 1)
+                await self._idle(wait, wake_at=capacity.in_flight - 1)
                 if not capacity.stopping and not flusher.idle:
                     await flusher.wait_written(poll)  # one claim per wake-up, not two
+
+    async def _slot_wait(self, poll: float) -> float:
+        """Seconds until a full rate limit key of the requested kinds has a free slot
+        again, at most ``poll`` (and ``poll`` when none is full, or the read fails)."""
+        limits = tuple(limit for limit in self._rate_limits if set(limit.kinds) & set(self._kinds))
+        if not limits:
+            return poll
+        now = utcnow()
+        try:
+            free_at = await self._storage.next_rate_slot(limits, now=now)
+        except Exception:
+            log.exception("reading rate limits failed", extra={"event": "claim_error"})
+            return poll
+        if free_at is None:
+            return poll
+        return min(poll, max((free_at - now).total_seconds(), 0.001))
 
     async def _reconcile(self) -> None:
         reconciler = self._config.reconciler

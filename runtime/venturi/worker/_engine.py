@@ -123,6 +123,7 @@ class Engine:
             notifier=storage if notify else None,  # type: ignore[arg-type]
             until_idle=until_idle,
             due=self.due,
+            rate_limits=registry.rate_limits,
         )
         #: Sync handlers (``def handle``) run here: bounded, daemon threads.
         self.threads = Threads("venturi-handler", config.effective_sync_threads)

@@ -19,9 +19,11 @@ from typing import Any, TypeGuard
 
 from venturi._backoff import Growth
 from venturi._codec_protocol import NoCarry
+from venturi._rate_limit import RateLimit, check_rate_limit
 from venturi._task import RESERVED_KIND_PREFIX, Task
 from venturi._unfilled import require_written_merge
 from venturi.errors import ConfigurationError
+from venturi.storage._run_types import ClaimLimit
 from venturi.worker._handler import Handler
 
 
@@ -42,6 +44,8 @@ class Registration:
     growth: Growth | None  # the task's own backoff curve; None: the backoff's
     no_carry: bool  # the carry is ``NoCarry``: nothing to decode or encode
     sync: bool = False  # ``def handle``: runs on the worker's thread pool
+    rate_limit: RateLimit | None = None  # the task's RATE_LIMIT, checked
+    unique_period: timedelta | None = None  # the task's UNIQUE_PERIOD, checked
 
     @property
     def name(self) -> str:
@@ -126,6 +130,17 @@ def registration_for(handler: object) -> Registration:
             f"task {task_cls.__qualname__}.GROWTH must be a venturi.Growth "
             f"({', '.join(g.value for g in Growth)}) or None, got {growth!r}"
         )
+    rate_limit = task_cls.RATE_LIMIT
+    if rate_limit is not None:
+        rate_limit = check_rate_limit(rate_limit, f"task {task_cls.__qualname__}.RATE_LIMIT")
+    unique_period = task_cls.UNIQUE_PERIOD
+    if unique_period is not None and (
+        not isinstance(unique_period, timedelta) or unique_period <= timedelta(0)
+    ):
+        raise ConfigurationError(
+            f"task {task_cls.__qualname__}.UNIQUE_PERIOD must be a positive timedelta, got "
+            f"{unique_period!r}"
+        )
     return Registration(
         kind=kind,
         aliases=aliases,
@@ -140,6 +155,8 @@ def registration_for(handler: object) -> Registration:
         growth=growth,
         no_carry=task_cls.CARRY is NoCarry,
         sync=not inspect.iscoroutinefunction(handle),
+        rate_limit=rate_limit,
+        unique_period=unique_period,
     )
 
 
@@ -176,6 +193,19 @@ class Registry:
     def kinds(self) -> tuple[str, ...]:
         """Every kind this worker claims: the tasks' kinds and their aliases."""
         return tuple(sorted(self._by_kind))
+
+    @property
+    def rate_limits(self) -> tuple[ClaimLimit, ...]:
+        """The rate limits of the registered tasks, as the claim takes them."""
+        limits: list[ClaimLimit] = []
+        for entry in {id(e): e for e in self._by_kind.values()}.values():
+            limit = entry.rate_limit
+            if limit is not None:
+                limits.append(ClaimLimit(
+                    entry.kind, (entry.kind, *entry.aliases), limit.max,
+                    limit.per.total_seconds(), limit.keyed,
+                ))  # fmt: skip
+        return tuple(sorted(limits))
 
     @property
     def aliases(self) -> dict[str, Registration]:

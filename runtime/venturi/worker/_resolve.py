@@ -220,6 +220,7 @@ def resolve_batch(ends: list[RunEnd], *, now: datetime, policy: Policy) -> list[
             and (reg.no_carry or end.carry is KEEP_CARRY)
             and not end.released
             and not end.returned
+            and reg.unique_period is None
         ):
             job = end.job
             retention = reg.retention
@@ -284,7 +285,7 @@ def _completed(
 ) -> RunResult:
     output = encode_output(end.reg, outcome.output)
     note = None if outcome.note is None else bounded(outcome.note)
-    return _result(
+    result = _result(
         end,
         Resolution.COMPLETED,
         JournalEvent.COMPLETED,
@@ -296,6 +297,9 @@ def _completed(
         output=output,
         purge_after=later(now, _retention(end.reg, policy)),
     )
+    period = end.reg.unique_period
+    # A task with a unique period: its key stays taken for that long after completion.
+    return result if period is None else result._replace(unique_until=later(now, period))
 
 
 def _paused(end: RunEnd, outcome: Outcome[Any], now: datetime, attachment: Any) -> RunResult:

@@ -13,7 +13,14 @@ from typing import Any
 
 from venturi._journal import JournalEntry, JournalEvent
 from venturi._storable import could_be_stored
-from venturi.storage._admin_types import CancelOutcome, JobFilter, KindStats, id_range
+from venturi.storage._admin_types import (
+    CancelOutcome,
+    JobFilter,
+    KindStats,
+    RateLimitUse,
+    id_range,
+)
+from venturi.storage._admin_types import rate_limit_use as rate_limit_use_row
 from venturi.storage._types import JobState, StoredJob
 from venturi.storage.postgres._rows import (
     aware,
@@ -164,5 +171,12 @@ def reclaim_space(queries: dict[str, str]) -> Steps[None]:
 def prune(queries: dict[str, str], now: datetime, limit: int) -> Steps[int]:
     if limit <= 0:
         return 0
+    # Keys held past their jobs (uniqueness over a period) go once their period ends.
+    yield Stmt(queries["forget_unique"], {"now": aware(now), "limit": limit}, wait=False)
     rows = yield Stmt(queries["prune"], {"now": aware(now), "limit": limit})
     return int(rows[0][0])
+
+
+def rate_limit_use(queries: dict[str, str], now: datetime) -> Steps[list[RateLimitUse]]:
+    rows = yield Stmt(queries["rate_limit_use"], {"now": aware(now)})
+    return [rate_limit_use_row(*row) for row in rows]

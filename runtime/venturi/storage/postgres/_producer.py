@@ -57,6 +57,7 @@ from venturi.storage._types import (
 )
 from venturi.storage.postgres._rows import (
     aware,
+    dumps,
     insert_params,
     job_params,
     journal_params,
@@ -132,7 +133,12 @@ def plan(requests: Iterable[EnqueueRequest]) -> Plan | None:
         if known_plain:
             return Plan(replay, None, atomic=False, pipelined=True, own_transaction=True)
         return Plan(replay, None, atomic=True, pipelined=True)
-    if len(head) == 1 and head[0].job.dedup_key is not None and not head[0].aliases:
+    if (
+        len(head) == 1
+        and head[0].job.dedup_key is not None
+        and not head[0].aliases
+        and head[0].unique_at is None  # a duplicate is found before any insert
+    ):
         return Plan(head, head[0], atomic=True)
     return Plan(head, None, atomic=not all(r.job.dedup_key is None for r in head))
 
@@ -162,6 +168,9 @@ def enqueue(
         plain = [r.job for r in chunk if r.job.dedup_key is None]
         if plain:
             yield _insert(queries, plain, again, wait=not pipelined)
+            plain_rates = [(job.id, job.rate_key) for job in plain if job.rate_key is not None]
+            if plain_rates:
+                yield set_rate_keys(queries, plain_rates)
         if own_transaction and len(plain) < len(chunk):
             raise ValueError("a batch planned without dedup keys holds a request with one")
     if own_transaction:
@@ -170,13 +179,29 @@ def enqueue(
         return [EnqueueResult(r.job.id, EnqueueOutcome.INSERTED) for r in taken]
     yield lock_keys(queries, taken)
     results: list[EnqueueResult] = []
+    keyed_rates: list[tuple[str, str]] = []
     for request in taken:
         if request.job.dedup_key is None:
             results.append(EnqueueResult(request.job.id, EnqueueOutcome.INSERTED))
         else:
-            results.append((yield from _enqueue_keyed(queries, request, merge_first)))
+            result = yield from _enqueue_keyed(queries, request, merge_first)
+            results.append(result)
             merge_first = False
+            rate_key = request.job.rate_key
+            if rate_key is not None and result.outcome not in (
+                EnqueueOutcome.KEPT, EnqueueOutcome.DUPLICATE
+            ):
+                keyed_rates.append((result.job_id, rate_key))
+    if keyed_rates:
+        yield set_rate_keys(queries, keyed_rates)
     return results
+
+
+def set_rate_keys(queries: dict[str, str], pairs: Sequence[tuple[str, str]]) -> Stmt:
+    """The statement storing the keyed rate limit values of jobs just enqueued (or
+    merged into: the job's key follows its payload), sent without waiting."""
+    doc = dumps([{"i": job_id, "v": value} for job_id, value in pairs])
+    return Stmt(queries["set_rate_keys"], {"doc": doc}, wait=False)
 
 
 def _insert(queries: dict[str, str], jobs: list[NewJob], again: bool, *, wait: bool = True) -> Stmt:
@@ -199,6 +224,8 @@ def insert_alone(queries: dict[str, str], request: EnqueueRequest) -> Steps[Enqu
     yield Stmt(queries["begin"], wait=False)
     yield lock_keys(queries, [request])
     inserted = yield Stmt(queries["insert_keyed"], keyed_params(request.job), piped=True)
+    if request.job.rate_key is not None:  # a no-op when nothing was inserted
+        yield set_rate_keys(queries, [(request.job.id, request.job.rate_key)])
     yield Stmt(queries["commit"], wait=False)
     return EnqueueResult(request.job.id, EnqueueOutcome.INSERTED) if inserted else None
 
@@ -214,6 +241,17 @@ def _enqueue_keyed(
     queries: dict[str, str], request: EnqueueRequest, merge_first: bool
 ) -> Steps[EnqueueResult]:
     job = request.job
+    if request.unique_at is not None:
+        # Uniqueness over a period: a pending job with the key is merged with as ever;
+        # without one, a job with the key that completed within the period (unique_keys)
+        # makes this enqueue a duplicate. The key's advisory lock (lock_keys) is held.
+        rows = yield Stmt(queries["lock_candidate"], _candidate_params(job))
+        if rows:
+            return (yield from _merge(queries, request, stored_job_with_journal(rows[0])))
+        at = aware(request.unique_at)
+        held = yield Stmt(queries["find_unique"], {"kind": job.kind, "dedup_key": job.dedup_key, "at": at})
+        if held:
+            return EnqueueResult(held[0][0], EnqueueOutcome.DUPLICATE, existing_job_id=held[0][0])
     if request.aliases:
         # After a rename the pending job may still be stored under a former kind: a job
         # under the current kind comes first, then one under an alias, before an insert.

@@ -41,6 +41,7 @@ from venturi.storage._admin_types import (
     JobSelection,
     KindStats,
     QueueStats,
+    RateLimitUse,
     ScheduleInfo,
     ScheduleRecord,
 )
@@ -216,7 +217,12 @@ class PostgresStorage:
     ) -> list[EnqueueResult]:
         if conn is not None:
             return enqueue_in(conn, self._queries, list(requests))
-        if isinstance(requests, list) and len(requests) == 1 and requests[0].job.dedup_key is None:
+        if (
+            isinstance(requests, list)
+            and len(requests) == 1
+            and requests[0].job.dedup_key is None
+            and requests[0].job.rate_key is None
+        ):
             return [self._insert_plain(requests[0].job)]  # Queue.enqueue's common case
         plan = _producer.plan(requests)
         if plan is None:
@@ -380,6 +386,13 @@ class PostgresStorage:
         return self._run(
             lambda: _operator.pending_counts_by_kind(self._queries, queues),
             what="count pending jobs",
+            atomic=False,
+        )
+
+    def rate_limit_use(self, *, now: datetime) -> list[RateLimitUse]:
+        return self._run(
+            lambda: _operator.rate_limit_use(self._queries, now),
+            what="read rate limits",
             atomic=False,
         )
 

@@ -44,6 +44,7 @@ from venturi.storage._admin_types import (
     JobSelection,
     KindStats,
     QueueStats,
+    RateLimitUse,
     ScheduleInfo,
     ScheduleRecord,
 )
@@ -51,7 +52,7 @@ from venturi.storage._app_connection import application_connection
 from venturi.storage._layouts import claim_rows, claimed_jobs
 from venturi.storage._overview import EXACT_UP_TO
 from venturi.storage._overview_types import DeadGroups, JobLease, LeaseHolder, Overview
-from venturi.storage._run_types import ClaimedJob, ClaimRequest, RunResult
+from venturi.storage._run_types import ClaimedJob, ClaimLimit, ClaimRequest, Resolution, RunResult
 from venturi.storage._types import (
     EnqueueOutcome,
     EnqueueRequest,
@@ -67,6 +68,7 @@ from venturi.storage.postgres import (
     _overview,
     _producer,
     _queues,
+    _rate_claim,
     _schedules,
     _schema,
 )
@@ -263,7 +265,12 @@ class AsyncPostgresStorage:
     ) -> list[EnqueueResult]:
         if conn is not None:
             return await enqueue_in(conn, self._queries, list(requests))
-        if isinstance(requests, list) and len(requests) == 1 and requests[0].job.dedup_key is None:
+        if (
+            isinstance(requests, list)
+            and len(requests) == 1
+            and requests[0].job.dedup_key is None
+            and requests[0].job.rate_key is None
+        ):
             return [await self._insert_plain(requests[0].job)]  # Queue.enqueue's common case
         plan = _producer.plan(requests)
         if plan is None:
@@ -436,6 +443,13 @@ class AsyncPostgresStorage:
             atomic=False,
         )
 
+    async def rate_limit_use(self, *, now: datetime) -> list[RateLimitUse]:
+        return await self._run(
+            lambda: _operator.rate_limit_use(self._queries, now),
+            what="read rate limits",
+            atomic=False,
+        )
+
     # -- periodic tasks ------------------------------------------------------------
 
     async def record_schedules(self, records: Sequence[ScheduleRecord], *, now: datetime) -> None:
@@ -583,6 +597,8 @@ class AsyncPostgresStorage:
         if request.limit <= 0 or not request.queues or not request.kinds:
             return []
         expires = now + request.lease_duration
+        if request.limited():
+            return await self._claim_limited(request, now, expires)
         params = {
             "now": aware(now), "queues": list(request.queues), "kinds": list(request.kinds),
             "limit": request.limit, "token": request.lease_token, "expires": expires,
@@ -608,6 +624,44 @@ class AsyncPostgresStorage:
         # A claim lost with its connection is simply made again; the lost
         # batch's leases expire and reclaim_expired hands those jobs back.
         return await self.claims.run(op, what="claim jobs")
+
+    async def _claim_limited(  # async-only
+        self, request: ClaimRequest, now: datetime, expires: datetime
+    ) -> list[ClaimedJob]:
+        """``claim`` with rate-limited kinds requested (``_rate_claim``), in one transaction."""
+        journal_sql = self._queries["journals_of_jobs"]
+
+        async def op(conn: psycopg.AsyncConnection[Any]) -> list[ClaimedJob]:
+            try:
+                rows = await run_steps(conn, _rate_claim.claim(self._queries, request, now, expires))
+            except BaseException:
+                if not conn.closed:
+                    await conn.rollback()  # the steps' own BEGIN, without its COMMIT
+                raise
+            journals = {}
+            with_journal = [r for r in rows if r.journal_count]
+            if with_journal:
+                ids = [r.id for r in with_journal]
+                after = [r.journal_count - HISTORY_WINDOW for r in with_journal]
+                cur = conn.cursor()
+                await cur.execute(trusted(journal_sql), {"ids": ids, "after": after})
+                journals = {
+                    job_id: journal_from_json(items) for job_id, items in await cur.fetchall()
+                }
+            return claimed_jobs(rows, journals, request.lease_token, expires)
+
+        return await self.claims.run(op, what="claim rate-limited jobs")
+
+    async def next_rate_slot(  # async-only
+        self, limits: Sequence[ClaimLimit], *, now: datetime
+    ) -> datetime | None:
+        if not limits:
+            return None
+        return await self._run(
+            lambda: _rate_claim.next_free(self._queries, limits, now),
+            what="read rate limits",
+            atomic=False,
+        )
 
     async def finish(  # async-only
         self,
@@ -635,9 +689,23 @@ class AsyncPostgresStorage:
             unique = kept
         params = finish_params(unique, aware(now))
         sql = self._queries["end_runs"]
+        held_keys = [
+            {"i": r.job_id, "u": aware(r.unique_until).isoformat()}
+            for r in unique
+            if r.unique_until is not None and r.resolution is Resolution.COMPLETED
+        ]
 
         async def op(conn: psycopg.AsyncConnection[Any]) -> set[str]:
             cur = conn.cursor()
+            if held_keys:
+                # Completions of tasks with a unique period hold their keys (unique_keys)
+                # in the same transaction; every other batch stays one statement.
+                async with conn.transaction():
+                    await cur.execute(trusted(sql), params)
+                    ended = {job_id for (job_id,) in await cur.fetchall() if job_id is not None}
+                    record = self._queries["record_unique"]
+                    await cur.execute(trusted(record), {"doc": dumps(held_keys)})
+                return ended
             await cur.execute(trusted(sql), params)
             return {job_id for (job_id,) in await cur.fetchall() if job_id is not None}
 

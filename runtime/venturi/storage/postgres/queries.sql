@@ -223,7 +223,7 @@ WHERE (%(run_at)s::timestamptz IS NOT NULL OR %(queue)s::text IS NOT NULL)
 
 -- name: claim
 -- One statement leases a batch. The candidates come from claim_candidates
--- (migrations/0010_claim_plan.sql), which scans jobs_ready of each requested
+-- (migrations/0011_claim_plan.sql), which scans jobs_ready of each requested
 -- queue in claim order with a plan that does not depend on the statistics;
 -- SKIP LOCKED passes over rows another claimer holds. A job whose
 -- concurrency key is already held is passed over in the scan; the keys of
@@ -759,3 +759,141 @@ ORDER BY worker_id
 
 -- name: job_lease
 SELECT worker_id, lease_expires_at FROM {schema}.jobs WHERE id = %(id)s
+
+-- ---------------------------------------------------------------- rate limits
+-- The claim of rate-limited kinds (postgres/_rate_claim.py; the design is in
+-- migrations/0010_rate_limits.sql). Only a claim requesting limited kinds runs
+-- these, in one transaction.
+
+-- name: rate_candidates
+-- The claim's candidates among the kinds of one limit, with each job's limit
+-- key (%(name)s, and the job's rate_key when %(keyed)s). For a keyed limit, a
+-- job whose key has no free slot (the slot at its cursor was taken after
+-- %(since)s, now - per) is passed over, so a key over its limit never hides
+-- another key's jobs. The check is a scalar subquery, not NOT EXISTS: an
+-- anti-join made the planner read and sort every ready row instead of
+-- stopping at the limit in claim order. One limit for the whole task needs no
+-- check per row (its one key is read once, by the claim's slot step).
+SELECT j.id, j.concurrency_key, k.limit_key
+FROM {schema}.jobs AS j
+CROSS JOIN LATERAL (
+    SELECT CASE WHEN %(keyed)s THEN %(name)s || chr(31) || coalesce(j.rate_key, '')
+                ELSE %(name)s::text END AS limit_key) AS k
+WHERE j.state = 'pending'
+  AND j.run_at <= %(now)s
+  AND j.queue = ANY(ARRAY(
+          SELECT q FROM unnest(%(queues)s::text[]) AS q
+          WHERE NOT EXISTS (SELECT 1 FROM {schema}.queue_pauses AS p WHERE p.queue = q)))
+  AND j.kind = ANY(%(kinds)s::text[])
+  AND (j.concurrency_key IS NULL OR NOT EXISTS (
+          SELECT 1 FROM {schema}.concurrency_locks AS l WHERE l.key = j.concurrency_key))
+  AND (NOT %(keyed)s OR coalesce((
+          SELECT s.taken_at > %(since)s FROM {schema}.rate_limits AS h
+          JOIN {schema}.rate_slots AS s
+            ON s.limit_key = h.limit_key AND s.slot = mod(h.next_slot, %(max)s)
+          WHERE h.limit_key = k.limit_key), false) = false)
+ORDER BY j.priority DESC, j.run_at, j.id
+LIMIT %(limit)s
+FOR UPDATE OF j SKIP LOCKED
+
+-- name: rate_lock_concurrency
+-- The concurrency keys of the chosen limited jobs; a key a concurrent claim took
+-- first is not returned, and its job is left.
+INSERT INTO {schema}.concurrency_locks (key, job_id)
+SELECT r.k, r.i FROM jsonb_to_recordset(%(doc)s::jsonb) AS r(k text, i text)
+ON CONFLICT (key) DO NOTHING
+RETURNING job_id
+
+-- name: rate_unlock_concurrency
+DELETE FROM {schema}.concurrency_locks WHERE job_id = ANY(%(ids)s::text[])
+
+-- name: rate_cursors
+-- Locks the cursor of each key until the claim commits (in key order, so two
+-- claims cannot deadlock on them), creating it at slot 0; the limit as
+-- declared now is kept for venturi stats.
+INSERT INTO {schema}.rate_limits AS h (limit_key, next_slot, max_runs, per_s)
+SELECT k, 0, %(max)s, %(per)s FROM unnest(%(keys)s::text[]) AS k ORDER BY k
+ON CONFLICT (limit_key) DO UPDATE SET max_runs = excluded.max_runs, per_s = excluded.per_s
+
+-- name: rate_slot_times
+-- Each key's cursor (locked by rate_cursors, a statement of its own: this one's
+-- snapshot is taken once the locks are held, so it sees every slot the keys'
+-- previous claimers took) and the next %(doc)s n slots from it, with when each
+-- was last taken (NULL: never, so free).
+SELECT h.limit_key, h.next_slot, g.i, s.taken_at
+FROM jsonb_to_recordset(%(doc)s::jsonb) AS w(k text, n integer)
+JOIN {schema}.rate_limits AS h ON h.limit_key = w.k
+CROSS JOIN LATERAL generate_series(0, least(w.n, %(max)s) - 1) AS g(i)
+LEFT JOIN {schema}.rate_slots AS s
+  ON s.limit_key = h.limit_key AND s.slot = mod(h.next_slot + g.i, %(max)s)
+ORDER BY h.limit_key, g.i
+
+-- name: rate_take_slots
+-- The free slots taken at %(now)s, and each key's cursor moved past them.
+WITH taken AS (
+    INSERT INTO {schema}.rate_slots (limit_key, slot, taken_at)
+    SELECT r.k, r.s, %(now)s FROM jsonb_to_recordset(%(slots)s::jsonb) AS r(k text, s integer)
+    ON CONFLICT (limit_key, slot) DO UPDATE SET taken_at = excluded.taken_at
+)
+UPDATE {schema}.rate_limits AS h SET next_slot = r.n
+FROM jsonb_to_recordset(%(cursors)s::jsonb) AS r(k text, n integer)
+WHERE h.limit_key = r.k
+
+-- name: rate_lease
+-- The limited jobs that got a slot, leased and started at once.
+UPDATE {schema}.jobs AS j
+SET state = 'running', lease_token = %(token)s, lease_expires_at = %(expires)s,
+    worker_id = %(worker)s, run_count = j.run_count + 1, run_started = true
+WHERE j.id = ANY(%(ids)s::text[])
+RETURNING {j.ClaimRow}
+
+-- name: rate_next_free
+-- When the first full key of the limit %(name)s (the slot at its cursor taken
+-- after %(since)s, now - per) has a slot again: that slot's time (plus per).
+SELECT min(s.taken_at)
+FROM {schema}.rate_limits AS h
+JOIN {schema}.rate_slots AS s ON s.limit_key = h.limit_key AND s.slot = mod(h.next_slot, %(max)s)
+WHERE (h.limit_key = %(name)s OR left(h.limit_key, length(%(name)s) + 1) = %(name)s || chr(31))
+  AND s.taken_at > %(since)s
+
+-- name: rate_limit_use
+-- Every limit key: its limit, and the slots taken within its current window.
+SELECT h.limit_key, h.max_runs, h.per_s,
+       (SELECT count(*) FROM {schema}.rate_slots AS s
+        WHERE s.limit_key = h.limit_key AND s.slot < h.max_runs
+          AND s.taken_at > %(now)s - make_interval(secs => h.per_s))
+FROM {schema}.rate_limits AS h
+ORDER BY h.limit_key
+
+-- name: set_rate_keys
+-- The rate key values of jobs just enqueued: only tasks with a keyed rate limit
+-- have one, so every other enqueue leaves this statement out.
+UPDATE {schema}.jobs AS j SET rate_key = r.v
+FROM jsonb_to_recordset(%(doc)s::jsonb) AS r(i text, v text)
+WHERE j.id = r.i
+
+-- ---------------------------------------------------------------- uniqueness over a period
+-- (migrations/0010_rate_limits.sql: unique_keys)
+
+-- name: find_unique
+-- The job that completed with the kind and key within its period (until after %(at)s).
+SELECT job_id FROM {schema}.unique_keys
+WHERE kind = %(kind)s AND dedup_key = %(dedup_key)s AND until > %(at)s
+
+-- name: record_unique
+-- The keys of jobs just completed, each held until its until; a later
+-- completion of the key moves it on.
+INSERT INTO {schema}.unique_keys (kind, dedup_key, job_id, until)
+SELECT j.kind, j.dedup_key, j.id, r.u
+FROM jsonb_to_recordset(%(doc)s::jsonb) AS r(i text, u timestamptz)
+JOIN {schema}.jobs AS j ON j.id = r.i
+WHERE j.state = 'completed' AND j.dedup_key IS NOT NULL
+ON CONFLICT (kind, dedup_key) DO UPDATE SET job_id = excluded.job_id, until = excluded.until
+WHERE excluded.until > {schema}.unique_keys.until
+
+-- name: forget_unique
+-- Keys whose period has passed, at most %(limit)s of them.
+DELETE FROM {schema}.unique_keys AS u
+USING (SELECT kind, dedup_key FROM {schema}.unique_keys WHERE until <= %(now)s
+       LIMIT %(limit)s FOR UPDATE SKIP LOCKED) AS d
+WHERE u.kind = d.kind AND u.dedup_key = d.dedup_key

@@ -43,13 +43,15 @@ CREATE TABLE {schema}.jobs (
     -- What the enqueue's hooks stored with the job (see migrations/0005_job_headers.sql).
     headers          text,
     -- Labels to filter on; NULL: none (see migrations/0009_tags.sql).
-    tags             text[]
+    tags             text[],
+    -- The key value of a keyed rate limit (see migrations/0010_rate_limits.sql).
+    rate_key         text
 );
 
 -- The claim: one scan in claim order per requested queue over pending rows
 -- only, so finished and running rows, and other queues' jobs, cost it
 -- nothing. claim_candidates is that scan, planned the same way whatever the
--- statistics say (see migrations/0010_claim_plan.sql).
+-- statistics say (see migrations/0011_claim_plan.sql).
 CREATE INDEX jobs_ready ON {schema}.jobs (queue, priority DESC, run_at, id)
     WHERE state = 'pending';
 
@@ -130,8 +132,38 @@ CREATE TABLE {schema}.schedule_slots (
     PRIMARY KEY (schedule, slot_at)
 );
 
+-- Rate limits: a ring of at most max_runs slots per limit key, each the time a
+-- run last started in it, and the ring's cursor. A claim takes the slot at the
+-- cursor (and the next) only if it was taken a period ago or more, so no window
+-- of one period starts more than max_runs runs (see migrations/0010_rate_limits.sql).
+CREATE TABLE {schema}.rate_limits (
+    limit_key  text             PRIMARY KEY,
+    next_slot  integer          NOT NULL,
+    max_runs   integer          NOT NULL,
+    per_s      double precision NOT NULL
+);
+
+CREATE TABLE {schema}.rate_slots (
+    limit_key text        NOT NULL,
+    slot      integer     NOT NULL,
+    taken_at  timestamptz NOT NULL,
+    PRIMARY KEY (limit_key, slot)
+);
+
+-- Uniqueness over a period: the dedup keys of completed jobs of tasks with a
+-- period, each held until its completion plus the period, whether or not the
+-- job has been pruned since (see migrations/0010_rate_limits.sql).
+CREATE TABLE {schema}.unique_keys (
+    kind      text        NOT NULL,
+    dedup_key text        NOT NULL,
+    job_id    text COLLATE "C" NOT NULL,
+    until     timestamptz NOT NULL,
+    PRIMARY KEY (kind, dedup_key)
+);
+CREATE INDEX unique_keys_until ON {schema}.unique_keys (until);
+
 -- The claim's candidate scan (after the tables its body reads, which must
--- exist when it is created); see migrations/0010_claim_plan.sql.
+-- exist when it is created); see migrations/0011_claim_plan.sql.
 CREATE FUNCTION {schema}.claim_candidates(
     p_queues text[], p_kinds text[], p_now timestamptz, p_limit bigint)
 RETURNS TABLE (id text, concurrency_key text, priority smallint, run_at timestamptz)

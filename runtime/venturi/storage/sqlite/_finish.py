@@ -17,6 +17,7 @@ run that lost its lease.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Sequence
 from datetime import datetime, timedelta
@@ -87,10 +88,24 @@ def finish(
                 queries["insert_journal"],
                 [journal_params(r.job_id, r.journal_entry, memo) for r in results],
             )
+        record_unique(conn, queries, completions, memo)
         return [True] * len(results)
     conn.execute("ROLLBACK TO finish")
     conn.execute("RELEASE finish")
-    return _finish_checked(conn, queries, results, now_s, memo)
+    held = _finish_checked(conn, queries, results, now_s, memo)
+    record_unique(conn, queries, completions, memo)
+    return held
+
+
+def record_unique(
+    conn: sqlite3.Connection, queries: dict[str, str], completions: Sequence[RunResult], memo: EpochMemo
+) -> None:
+    """Hold the dedup keys of the completed jobs of tasks with a unique period until
+    their ``unique_until``, in the completion's transaction. Other completions (all of
+    them, for a worker without such tasks) cost one attribute read each."""
+    held = [[r.job_id, memo(r.unique_until)] for r in completions if r.unique_until is not None]
+    if held:
+        conn.execute(queries["record_unique"], (json.dumps(held),))
 
 
 def _finish_checked(

@@ -196,6 +196,8 @@ def ready_counts_of_kinds(
 def prune(conn: sqlite3.Connection, queries: dict[str, str], now: datetime, limit: int) -> int:
     if limit <= 0:
         return 0
+    # Keys held past their jobs (uniqueness over a period) go once their period ends.
+    conn.execute(queries["forget_unique"], (epoch(now), limit))
     rows = conn.execute(queries["prunable_jobs"], (epoch(now), limit)).fetchall()
     if not rows:
         return 0

@@ -53,15 +53,33 @@ def enqueue(
     if plain:
         conn.executemany(queries["insert_job"], [insert_params(job, created_at) for job in plain])
         write_labels(conn, queries, plain)
+    results: list[EnqueueResult]
     if len(plain) == len(requests):
-        return [EnqueueResult(job.id, EnqueueOutcome.INSERTED) for job in plain]
-    results: list[EnqueueResult] = []
-    for request in requests:
-        if request.job.dedup_key is None:
-            results.append(EnqueueResult(request.job.id, EnqueueOutcome.INSERTED))
-        else:
-            results.append(_enqueue_keyed(conn, queries, request, created_at))
+        results = [EnqueueResult(job.id, EnqueueOutcome.INSERTED) for job in plain]
+    else:
+        results = []
+        for request in requests:
+            if request.job.dedup_key is None:
+                results.append(EnqueueResult(request.job.id, EnqueueOutcome.INSERTED))
+            else:
+                results.append(_enqueue_keyed(conn, queries, request, created_at))
+    keyed = rate_keys(requests, results)
+    if keyed:
+        conn.execute(queries["set_rate_keys"], (json.dumps(keyed),))
     return results
+
+
+def rate_keys(
+    requests: Sequence[EnqueueRequest], results: Sequence[EnqueueResult]
+) -> list[tuple[str, str]]:
+    """(job id, rate key value) of every job a request with a keyed rate limit stored or
+    changed (a merge that kept the job leaves its key as it was)."""
+    return [
+        (result.job_id, request.job.rate_key)
+        for request, result in zip(requests, results, strict=True)
+        if request.job.rate_key is not None
+        and result.outcome not in (EnqueueOutcome.KEPT, EnqueueOutcome.DUPLICATE)
+    ]
 
 
 def _enqueue_keyed(
@@ -74,6 +92,14 @@ def _enqueue_keyed(
         aliases = json.dumps(list(request.aliases))
         found = conn.execute(queries["find_alias_candidate"], (aliases, job.dedup_key)).fetchone()
     if found is None:
+        if request.unique_at is not None:
+            # No pending job to merge with: a job with the key that completed within the
+            # task's period makes this enqueue a duplicate (the write lock holds the key).
+            held = conn.execute(
+                queries["find_unique"], (job.kind, job.dedup_key, epoch(request.unique_at))
+            ).fetchone()
+            if held is not None:
+                return EnqueueResult(held[0], EnqueueOutcome.DUPLICATE, existing_job_id=held[0])
         conn.execute(queries["insert_job"], insert_params(job, created_at))
         if job.tags:
             write_labels(conn, queries, (job,))

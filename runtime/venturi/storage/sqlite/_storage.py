@@ -14,6 +14,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
@@ -29,6 +30,7 @@ from venturi.storage._admin_types import (
     JobSelection,
     KindStats,
     QueueStats,
+    RateLimitUse,
     ScheduleInfo,
     ScheduleRecord,
 )
@@ -36,7 +38,7 @@ from venturi.storage._app_connection import ON_COMMIT, is_django_connection
 from venturi.storage._job_row import tolerant_text
 from venturi.storage._overview import EXACT_UP_TO
 from venturi.storage._overview_types import DeadGroups, JobLease, LeaseHolder, Overview
-from venturi.storage._run_types import ClaimedJob, ClaimRequest, RunResult
+from venturi.storage._run_types import ClaimedJob, ClaimLimit, ClaimRequest, RunResult
 from venturi.storage._sql import load_migrations, load_queries
 from venturi.storage._types import EnqueueRequest, EnqueueResult, JobState, StoredJob
 from venturi.storage._waiting import poll
@@ -49,6 +51,7 @@ from venturi.storage.sqlite import (
     _overview,
     _producer,
     _queues,
+    _rate_claim,
     _schedules,
     _schema,
 )
@@ -388,10 +391,27 @@ class SqliteStorage:
         # that polling never makes a producer's BEGIN IMMEDIATE wait.
         if not self._read(lambda: _claim.any_ready(self._conn, self._queries, request, now)):
             return []
+        if request.limited():
+            # Rate-limited kinds among those requested: the claim that takes slots. Its
+            # fallback, after a row that does not read, claims the other kinds carefully.
+            return self._write(
+                lambda: _rate_claim.claim(self._conn, self._queries, request, now),
+                lambda: _careful.claim(
+                    self._conn, self._queries, _without_limited(request), now, self._retention
+                ),
+            )
         return self._write(
             lambda: _claim.claim(self._conn, self._queries, request, now),
             lambda: _careful.claim(self._conn, self._queries, request, now, self._retention),
         )
+
+    def next_rate_slot(self, limits: Sequence[ClaimLimit], *, now: datetime) -> datetime | None:
+        if not limits:
+            return None
+        return self._read(lambda: _rate_claim.next_free(self._conn, self._queries, limits, now))
+
+    def rate_limit_use(self, *, now: datetime) -> list[RateLimitUse]:
+        return self._read(lambda: _rate_claim.use(self._conn, self._queries, now))
 
     def finish(
         self,
@@ -453,3 +473,10 @@ def _schema_error(exc: sqlite3.OperationalError) -> Exception:
             "`async with`)"
         )
     return exc
+
+
+def _without_limited(request: ClaimRequest) -> ClaimRequest:
+    """``request`` for its kinds without a rate limit."""
+    limited = {kind for limit in request.limited() for kind in limit.kinds}
+    kinds = tuple(kind for kind in request.kinds if kind not in limited)
+    return replace(request, kinds=kinds, rate_limits=())

@@ -33,10 +33,11 @@ from venturi.storage._admin_types import (
     JobSelection,
     KindStats,
     QueueStats,
+    RateLimitUse,
     ScheduleInfo,
     ScheduleRecord,
 )
-from venturi.storage._run_types import ClaimedJob, ClaimRequest, RunResult
+from venturi.storage._run_types import ClaimedJob, ClaimLimit, ClaimRequest, RunResult
 from venturi.storage._types import EnqueueRequest, EnqueueResult, StoredJob
 from venturi.storage._waiting import poll_async
 from venturi.storage.sqlite._storage import SqliteStorage
@@ -129,6 +130,16 @@ class AsyncSqliteStorage:
     async def claim(self, request: ClaimRequest, *, now: datetime) -> list[ClaimedJob]:
         sync = self.sync
         return await self._thread.run(lambda: sync.claim(request, now=now))
+
+    async def next_rate_slot(
+        self, limits: Sequence[ClaimLimit], *, now: datetime
+    ) -> datetime | None:
+        sync = self.sync
+        return await self._thread.run(lambda: sync.next_rate_slot(limits, now=now))
+
+    async def rate_limit_use(self, *, now: datetime) -> list[RateLimitUse]:
+        sync = self.sync
+        return await self._thread.run(lambda: sync.rate_limit_use(now=now))
 
     async def finish(
         self,

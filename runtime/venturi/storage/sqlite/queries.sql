@@ -582,3 +582,99 @@ ORDER BY worker_id
 
 -- name: job_lease
 SELECT worker_id, lease_expires_at FROM jobs WHERE id = ?1
+
+-- ---------------------------------------------------------------- rate limits
+-- The claim of rate-limited kinds (sqlite/_rate_claim.py; the design is in
+-- migrations/0010_rate_limits.sql). Only a claim requesting limited kinds runs these.
+
+-- name: rate_candidates
+-- claim_candidates for the kinds of one limit (?3), with each job's limit key:
+-- ?5 the limit's name, ?6 whether it is keyed, ?7 its max, ?8 now - per. A job
+-- of a keyed limit whose key has no free slot (the slot at its cursor was
+-- taken within the period) is passed over here, so a key over its limit never
+-- hides the jobs of another behind it.
+SELECT {c.CandidateRow}, c.limit_key
+FROM (SELECT j.rowid AS rowid, j.priority, j.run_at, j.id, j.concurrency_key,
+             CASE WHEN ?6 THEN ?5 || char(31) || coalesce(j.rate_key, '') ELSE ?5 END AS limit_key
+      FROM jobs AS j
+      WHERE j.state = 'pending'
+        AND j.queue = ?1
+        AND j.run_at <= ?2
+        AND j.kind IN (SELECT value FROM json_each(?3))
+        AND (j.concurrency_key IS NULL
+             OR NOT EXISTS (SELECT 1 FROM jobs AS r
+                            WHERE r.state = 'running' AND r.concurrency_key = j.concurrency_key))
+     ) AS c
+WHERE NOT ?6 OR NOT EXISTS (SELECT 1 FROM rate_limits AS h
+                  JOIN rate_slots AS s ON s.limit_key = h.limit_key AND s.slot = h.next_slot % ?7
+                  WHERE h.limit_key = c.limit_key AND s.taken_at > ?8)
+ORDER BY c.priority DESC, c.run_at, c.id
+LIMIT ?4
+
+-- name: rate_cursor
+SELECT next_slot FROM rate_limits WHERE limit_key = ?1
+
+-- name: rate_slot_times
+-- The times the slots ?2 (a JSON array) of key ?1 were last taken (a slot not
+-- yet created is free). CROSS JOIN keeps json_each outside: one primary-key
+-- lookup per slot asked for, not a scan of every slot of the key.
+SELECT s.slot, s.taken_at FROM json_each(?2) AS w
+CROSS JOIN rate_slots AS s ON s.limit_key = ?1 AND s.slot = w.value
+
+-- name: rate_take_slots
+INSERT INTO rate_slots (limit_key, slot, taken_at)
+SELECT ?1, value, ?3 FROM json_each(?2) WHERE true
+ON CONFLICT (limit_key, slot) DO UPDATE SET taken_at = excluded.taken_at
+
+-- name: rate_move_cursor
+-- ?2 the next slot, ?3 and ?4 the limit as declared now (for venturi stats).
+INSERT INTO rate_limits (limit_key, next_slot, max_runs, per_s) VALUES (?1, ?2, ?3, ?4)
+ON CONFLICT (limit_key) DO UPDATE SET next_slot = excluded.next_slot,
+    max_runs = excluded.max_runs, per_s = excluded.per_s
+
+-- name: rate_next_free
+-- When the first key of limit ?1 that is full (the slot at its cursor taken
+-- after ?3, now - per) gets a slot again: that slot's time (plus per).
+SELECT min(s.taken_at)
+FROM rate_limits AS h
+JOIN rate_slots AS s ON s.limit_key = h.limit_key AND s.slot = h.next_slot % ?2
+WHERE (h.limit_key = ?1 OR (h.limit_key > ?1 || char(31) AND h.limit_key < ?1 || char(32)))
+  AND s.taken_at > ?3
+
+-- name: rate_limit_use
+-- Every limit key: its limit, and the slots taken within its current window.
+SELECT h.limit_key, h.max_runs, h.per_s,
+       (SELECT count(*) FROM rate_slots AS s
+        WHERE s.limit_key = h.limit_key AND s.slot < h.max_runs AND s.taken_at > ?1 - h.per_s)
+FROM rate_limits AS h
+ORDER BY h.limit_key
+
+-- name: set_rate_keys
+-- The rate key values of jobs just enqueued ([[id, value], ...]): only tasks with a
+-- keyed rate limit have one, so every other enqueue leaves this statement out.
+UPDATE jobs SET rate_key = w.value ->> 1
+FROM json_each(?1) AS w
+WHERE jobs.id = w.value ->> 0
+
+-- ---------------------------------------------------------------- uniqueness over a period
+-- (migrations/0010_rate_limits.sql: unique_keys)
+
+-- name: find_unique
+-- The job that completed with kind ?1 and key ?2 within its period (until after ?3).
+SELECT job_id FROM unique_keys WHERE kind = ?1 AND dedup_key = ?2 AND until > ?3
+
+-- name: record_unique
+-- The keys of jobs just completed ([[id, until], ...]), each held until its
+-- until; a later completion of the key moves it on.
+INSERT INTO unique_keys (kind, dedup_key, job_id, until)
+SELECT j.kind, j.dedup_key, j.id, w.value ->> 1
+FROM json_each(?1) AS w
+CROSS JOIN jobs AS j ON j.id = w.value ->> 0
+WHERE j.state = 'completed' AND j.dedup_key IS NOT NULL
+ON CONFLICT (kind, dedup_key) DO UPDATE SET job_id = excluded.job_id, until = excluded.until
+WHERE excluded.until > unique_keys.until
+
+-- name: forget_unique
+-- Keys whose period has passed (?1 now), at most ?2 of them.
+DELETE FROM unique_keys
+WHERE (kind, dedup_key) IN (SELECT kind, dedup_key FROM unique_keys WHERE until <= ?1 LIMIT ?2)
