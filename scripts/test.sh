@@ -34,11 +34,11 @@ echo "== ruff on generated code (the markers that tell users' linters to skip it
 .venv/bin/ruff check --ignore-noqa examples tests/generator/golden
 echo "== mypy --strict (runtime, generator, examples, tests, bench)"
 .venv/bin/mypy
-echo "== pyright --strict (runtime, examples)"
+echo "== pyright, strict mode (runtime, examples)"
 # No check of PyPI for a newer pyright on every run.
 export PYRIGHT_PYTHON_IGNORE_WARNINGS=1
 .venv/bin/pyright
-echo "== mypy --strict and pyright --strict (golden outputs of the generator)"
+echo "== mypy --strict and pyright strict mode (golden outputs of the generator)"
 .venv/bin/python scripts/typecheck_golden.py
 echo "== sync twins (scripts/async_to_sync.py --check)"
 .venv/bin/python scripts/async_to_sync.py --check

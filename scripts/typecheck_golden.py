@@ -1,4 +1,4 @@
-"""mypy --strict and pyright --strict over every golden case's expected output.
+"""mypy --strict and pyright in strict mode over every golden case's expected output.
 
 Each case under ``tests/generator/golden/<case>/expected`` is the tree a fresh
 project gets, with its own top-level ``handlers`` and ``merges`` packages, so
@@ -93,7 +93,7 @@ def run_pyright(directory: Path) -> bool:
         [BIN / "pyright", "--pythonpath", sys.executable, "-p", directory / "pyrightconfig.json", *files],
         env={**os.environ, "PYRIGHT_PYTHON_IGNORE_WARNINGS": "1"}, capture_output=True, text=True, check=False,
     )
-    print(f"pyright --strict, {len(cases)} cases, {len(files)} files: {'ok' if result.returncode == 0 else 'FAILED'}")
+    print(f"pyright (strict mode), {len(cases)} cases, {len(files)} files: {'ok' if result.returncode == 0 else 'FAILED'}")
     if result.returncode != 0:
         print(result.stdout + result.stderr)
     return result.returncode == 0

@@ -139,3 +139,26 @@ def attribute(name: str, module_classes: frozenset[str] = frozenset()) -> str:
         name += "_"
     return name
 
+
+
+#: Words starting with a vowel letter that sound like a consonant ("a user"), and words
+#: starting with a silent h ("an hour").
+_CONSONANT_SOUNDS = ("uni", "use", "usa", "usu", "uti", "ure", "uro", "eu", "one", "once")
+_VOWEL_SOUNDS = ("hour", "honest", "honor", "honour", "heir")
+#: Letters whose name starts with a vowel sound, for an initialism ("an SMS", "an HTTP...").
+_VOWEL_LETTERS = frozenset("AEFHILMNORSX")
+
+
+def article(name: str) -> str:
+    """``a`` or ``an`` before a class name, by the sound of its first word: "an IndexDocument",
+    "a UserSignup", "an HTTPFetch"."""
+    words = _CAMEL_BOUNDARY.split(name)
+    first = words[0] if words else name
+    if len(first) > 1 and first.isupper():  # an initialism, read letter by letter
+        return "an" if first[0] in _VOWEL_LETTERS else "a"
+    lower = first.lower()
+    if lower.startswith(_VOWEL_SOUNDS):
+        return "an"
+    if lower.startswith(_CONSONANT_SOUNDS):
+        return "a"
+    return "an" if lower[:1] in ("a", "e", "i", "o", "u") else "a"

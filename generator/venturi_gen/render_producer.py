@@ -48,7 +48,7 @@ def _field_line(f: FieldDecl) -> Code:
     if not d.factory:
         return Code(f"    {head} = {d.python}")
     if d.python == "{}":
-        # ``dict[str, V]``, not bare ``dict``: pyright --strict calls the latter partially unknown.
+        # ``dict[str, V]``, not bare ``dict``: pyright's strict mode calls the latter partially unknown.
         return Code(f"    {head} = field(default_factory=dict[str, {annotation(_map_type(f.type).value)}])")
     return wrap("    ", f"{head} = field(", [f"default_factory=lambda: {d.python}"], ")")
 

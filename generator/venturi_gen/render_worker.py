@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from venturi_gen.layout import first_party
 from venturi_gen.model import ModuleDecl, TaskDecl
+from venturi_gen.names import article
 from venturi_gen.pyexpr import STUB_LINE_LENGTH, Code, docstring, ident, literal, wrap
 from venturi_gen.templating import header, import_block, imports, render_template
 
@@ -112,7 +113,7 @@ def merge_stub(m: ModuleDecl, t: TaskDecl) -> tuple[str, ...]:
     }
     carry = ident(t.carry.name if t.carry else "NoCarry")
     doc = (
-        f"What enqueueing a {t.name} does when a pending {t.kind} job has the same dedup key.\n\n"
+        f"What enqueueing {article(t.name)} {t.name} does when a pending {t.kind} job has the same dedup key.\n\n"
         "Runs in the producer, inside the enqueue transaction: keep it quick, and import only\n"
         "producer-side code."
     )

@@ -13,7 +13,7 @@ that the import has no side effect (no output, no file, no thread, no warning, a
 producer module that pulls in no worker code, database driver or generator dependency),
 and that payload, carry, output and struct documents drawn for their classes round-trip
 through ``from_json``, ``to_json`` and ``venturi.codec``'s JSON; one ``mypy --strict`` run
-checks all of their code (and one ``pyright --strict`` run with ``PROPERTY_PYRIGHT=1``).
+checks all of their code (and one pyright run in strict mode with ``PROPERTY_PYRIGHT=1``).
 
 The examples are derandomized, so CI always runs the same ones (``PROPERTY_EXAMPLES``,
 default 60: 6-15 s on the 2-core development machine, depending on its load). For a

@@ -73,3 +73,24 @@ def test_stub_package_init_is_created_with_a_new_directory_only(project: Project
     assert project.gen("t.yaml").code == 0
     assert (project.root / "handlers/ship.py").is_file()
     assert not init.exists(), "the user removed it from an existing directory; leave it"
+
+
+def test_the_merge_stub_takes_the_article_its_task_name_sounds_like(project: Project) -> None:
+    tasks = "".join(
+        f"  {name}:\n    kind: {name.lower()}\n    payload:\n      box: string\n"
+        "    dedup: {key: box, on_collision: custom}\n"
+        for name in ("IndexDocument", "UserSignup", "HTTPFetch", "Pack", "HourlyRollup")
+    )
+    project.write("t.yaml", f"venturi: 1\nmodule: shop\ntasks:\n{tasks}")
+    assert project.gen("t.yaml").code == 0
+    firsts = {
+        path.stem: path.read_text().split("\n")[1]
+        for path in sorted((project.root / "merges").glob("*.py")) if path.stem != "__init__"
+    }
+    assert {stem: line.split(" does when")[0] for stem, line in firsts.items()} == {
+        "index_document": '"""What enqueueing an IndexDocument',
+        "user_signup": '"""What enqueueing a UserSignup',
+        "http_fetch": '"""What enqueueing an HTTPFetch',
+        "pack": '"""What enqueueing a Pack',
+        "hourly_rollup": '"""What enqueueing an HourlyRollup',
+    }

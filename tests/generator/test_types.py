@@ -1,4 +1,4 @@
-"""Generated code and a filled-in stub pass ``mypy --strict`` and ``pyright --strict``; a schema
+"""Generated code and a filled-in stub pass ``mypy --strict`` and pyright in strict mode; a schema
 change breaks the stub.
 
 This is the contract that makes regeneration safe: the worker interface is

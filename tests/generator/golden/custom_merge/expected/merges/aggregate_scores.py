@@ -1,5 +1,5 @@
 # venturi-gen merge stub for task AggregateScores of custom_merge. This file is yours: venturi-gen never overwrites it.
-"""What enqueueing a AggregateScores does when a pending aggregate_scores job has the same dedup key.
+"""What enqueueing an AggregateScores does when a pending aggregate_scores job has the same dedup key.
 
 Runs in the producer, inside the enqueue transaction: keep it quick, and import only
 producer-side code.

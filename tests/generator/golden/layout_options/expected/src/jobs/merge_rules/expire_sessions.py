@@ -1,5 +1,5 @@
 # venturi-gen merge stub for task ExpireSessions of jobs.generated. This file is yours: venturi-gen never overwrites it.
-"""What enqueueing a ExpireSessions does when a pending jobs.expire_sessions job has the same dedup key.
+"""What enqueueing an ExpireSessions does when a pending jobs.expire_sessions job has the same dedup key.
 
 Runs in the producer, inside the enqueue transaction: keep it quick, and import only
 producer-side code.
