@@ -4,13 +4,18 @@ SQLite. tests/dashboard/test_browser.py drives the same pages in Chromium on bot
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import pytest
 from venturi import JobState
+from venturi._clock import utcnow
 from venturi.dashboard import create_app
 from venturi.errors import ConfigurationError
 from venturi.storage import JobSelection
+from venturi.storage.sqlite import AsyncSqliteStorage
 
+from tests.conformance.helpers import claim_request, request
+from tests.conformance.rate_tasks import Limited, claim_limit
 from tests.conformance.tasks import Digest, Other, Plain
 from tests.dashboard.conftest import Populated
 from tests.dashboard.helpers import HOSTILE_GROUP, client, csrf_token
@@ -188,7 +193,7 @@ async def test_live_fragments_share_one_read_between_clients(populated: Populate
     async with client(app) as first, client(app) as second:
         for http in (first, second, first, second):
             assert (await http.get("/fragment/overview")).status_code == 200
-    assert app.board.views.reads == 2  # the overview and the schedules, once each
+    assert app.board.views.reads == 3  # the overview, the schedules and the rate limits, once each
 
 
 async def test_a_large_selection_is_previewed_as_at_least_and_acted_on_whole(
@@ -243,3 +248,16 @@ async def test_control_characters_surrogates_and_bad_utf8_are_shown_escaped(popu
     assert "bad \\xff\\xfe bytes" in text
     assert "line\\rover\\x00written" in text
     page.content.decode("utf-8")  # the page is valid UTF-8 whatever was stored
+
+
+async def test_the_overview_shows_each_rate_limit_and_how_full_it_is(populated: Populated) -> None:
+    storage = AsyncSqliteStorage(populated.sync)
+    await storage.enqueue([request(Limited(n)) for n in range(5)])
+    limited = replace(claim_request(kinds=(Limited.KIND,), start=10), rate_limits=(claim_limit(Limited),))
+    assert len(await storage.claim(limited, now=utcnow())) == 3  # the limit: 3 per 10 s
+    async with client(create_app(populated.sync, tasks=TASKS)) as http:
+        page = (await http.get("/")).text
+    row = re.search(r'<tr data-limit="conformance.limited">(.*?)</tr>', page, re.S)
+    assert row is not None, page
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", row.group(1))
+    assert cells == ["conformance.limited", "-", "3 per 10.0 s", "3", "100%"], cells

@@ -45,7 +45,15 @@ class Pages:
         board = self.board
         snapshot = await board.call(self._overview)
         schedules = await board.call(lambda: board.views.get("schedules", board.storage.schedules))
-        return {"ov": snapshot, "plot": plot(snapshot.throughput), "schedules": schedules, "now": utcnow()}
+        # One row per limit key (rate_limits, bounded by the keys that ever ran), shared by
+        # every open tab like the rest of the overview.
+        limits = await board.call(
+            lambda: board.views.get("rate_limits", lambda: board.storage.rate_limit_use(now=utcnow()))
+        )
+        return {
+            "ov": snapshot, "plot": plot(snapshot.throughput), "schedules": schedules,
+            "limits": limits, "now": utcnow(),
+        }  # fmt: skip
 
     async def overview(self, request: Request) -> Response:
         context = await self._overview_context()
