@@ -34,6 +34,7 @@ def claim(
     limited = request.limited()
     budget = min(request.limit, request.start)
     yield Stmt(queries["begin"], wait=False)
+    yield Stmt(queries["rate_claim_settings"], wait=False)
     chosen: list[str] = []
     for limit in limited:
         if budget - len(chosen) <= 0:

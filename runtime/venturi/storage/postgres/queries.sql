@@ -765,36 +765,27 @@ SELECT worker_id, lease_expires_at FROM {schema}.jobs WHERE id = %(id)s
 -- migrations/0010_rate_limits.sql). Only a claim requesting limited kinds runs
 -- these, in one transaction.
 
+-- name: rate_claim_settings
+-- For the length of a limited claim's transaction: its statements are never worth
+-- compiling. The planner's row guesses for the documents and series they read
+-- (100 rows each, crossed) put rate_slot_times over jit_above_cost, and JIT then
+-- spent 85 ms compiling a statement that runs in a tenth of a millisecond.
+SET LOCAL jit = off
+
 -- name: rate_candidates
 -- The claim's candidates among the kinds of one limit, with each job's limit
 -- key (%(name)s, and the job's rate_key when %(keyed)s). For a keyed limit, a
 -- job whose key has no free slot (the slot at its cursor was taken after
 -- %(since)s, now - per) is passed over, so a key over its limit never hides
--- another key's jobs. The check is a scalar subquery, not NOT EXISTS: an
--- anti-join made the planner read and sort every ready row instead of
--- stopping at the limit in claim order. One limit for the whole task needs no
--- check per row (its one key is read once, by the claim's slot step).
-SELECT j.id, j.concurrency_key, k.limit_key
-FROM {schema}.jobs AS j
-CROSS JOIN LATERAL (
-    SELECT CASE WHEN %(keyed)s THEN %(name)s || chr(31) || coalesce(j.rate_key, '')
-                ELSE %(name)s::text END AS limit_key) AS k
-WHERE j.state = 'pending'
-  AND j.run_at <= %(now)s
-  AND j.queue = ANY(ARRAY(
-          SELECT q FROM unnest(%(queues)s::text[]) AS q
-          WHERE NOT EXISTS (SELECT 1 FROM {schema}.queue_pauses AS p WHERE p.queue = q)))
-  AND j.kind = ANY(%(kinds)s::text[])
-  AND (j.concurrency_key IS NULL OR NOT EXISTS (
-          SELECT 1 FROM {schema}.concurrency_locks AS l WHERE l.key = j.concurrency_key))
-  AND (NOT %(keyed)s OR coalesce((
-          SELECT s.taken_at > %(since)s FROM {schema}.rate_limits AS h
-          JOIN {schema}.rate_slots AS s
-            ON s.limit_key = h.limit_key AND s.slot = mod(h.next_slot, %(max)s)
-          WHERE h.limit_key = k.limit_key), false) = false)
-ORDER BY j.priority DESC, j.run_at, j.id
-LIMIT %(limit)s
-FOR UPDATE OF j SKIP LOCKED
+-- another key's jobs. One limit for the whole task needs no check per row (its
+-- one key is read once, by the claim's slot step). The scan is rate_candidates
+-- (migrations/0012_rate_claim_plan.sql): each queue in claim order through
+-- jobs_ready, whatever the statistics say, the batches merged.
+SELECT c.id, c.concurrency_key, c.limit_key
+FROM {schema}.rate_candidates(
+    %(queues)s::text[], %(kinds)s::text[], %(now)s, %(limit)s, %(name)s::text,
+    %(keyed)s::boolean, %(max)s::integer, %(since)s) AS c
+ORDER BY c.priority DESC, c.run_at, c.id
 
 -- name: rate_lock_concurrency
 -- The concurrency keys of the chosen limited jobs; a key a concurrent claim took
@@ -819,13 +810,19 @@ ON CONFLICT (limit_key) DO UPDATE SET max_runs = excluded.max_runs, per_s = excl
 -- Each key's cursor (locked by rate_cursors, a statement of its own: this one's
 -- snapshot is taken once the locks are held, so it sees every slot the keys'
 -- previous claimers took) and the next %(doc)s n slots from it, with when each
--- was last taken (NULL: never, so free).
+-- was last taken (NULL: never, so free). Each slot is one lookup of the ring's
+-- primary key (a LATERAL subquery, so the plan cannot be anything else): joined
+-- on the key alone, the planner merge-joined every slot the key ever took (up
+-- to "max" of them, ten million for a generous limit) on each claim.
 SELECT h.limit_key, h.next_slot, g.i, s.taken_at
 FROM jsonb_to_recordset(%(doc)s::jsonb) AS w(k text, n integer)
 JOIN {schema}.rate_limits AS h ON h.limit_key = w.k
 CROSS JOIN LATERAL generate_series(0, least(w.n, %(max)s) - 1) AS g(i)
-LEFT JOIN {schema}.rate_slots AS s
-  ON s.limit_key = h.limit_key AND s.slot = mod(h.next_slot + g.i, %(max)s)
+LEFT JOIN LATERAL (
+    SELECT t.taken_at FROM {schema}.rate_slots AS t
+    WHERE t.limit_key = h.limit_key AND t.slot = mod(h.next_slot + g.i, %(max)s)
+    LIMIT 1  -- one row at most (the primary key); keeps the subquery from being pulled up
+) AS s ON true
 ORDER BY h.limit_key, g.i
 
 -- name: rate_take_slots

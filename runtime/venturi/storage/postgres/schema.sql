@@ -191,3 +191,43 @@ CROSS JOIN LATERAL (
 ORDER BY c.priority DESC, c.run_at, c.id
 LIMIT p_limit
 $$;
+
+-- The rate-limited claim's candidate scan, planned the same way whatever the
+-- statistics say; see migrations/0012_rate_claim_plan.sql.
+CREATE FUNCTION {schema}.rate_candidates(
+    p_queues text[], p_kinds text[], p_now timestamptz, p_limit bigint, p_name text,
+    p_keyed boolean, p_max integer, p_since timestamptz)
+RETURNS TABLE (id text, concurrency_key text, limit_key text, priority smallint,
+               run_at timestamptz)
+LANGUAGE sql VOLATILE
+SET enable_seqscan = off
+SET enable_bitmapscan = off
+SET jit = off
+AS $$
+SELECT c.id, c.concurrency_key, c.limit_key, c.priority, c.run_at
+FROM (SELECT DISTINCT q.name FROM unnest(p_queues) AS q (name)
+      WHERE NOT EXISTS (SELECT 1 FROM {schema}.queue_pauses AS p WHERE p.queue = q.name)) AS q
+CROSS JOIN LATERAL (
+    SELECT j.id, j.concurrency_key, k.limit_key, j.priority, j.run_at
+    FROM {schema}.jobs AS j
+    CROSS JOIN LATERAL (
+        SELECT CASE WHEN p_keyed THEN p_name || chr(31) || coalesce(j.rate_key, '')
+                    ELSE p_name END AS limit_key) AS k
+    WHERE j.state = 'pending'
+      AND j.queue = q.name
+      AND j.run_at <= p_now
+      AND j.kind = ANY(p_kinds)
+      AND (j.concurrency_key IS NULL OR NOT EXISTS (
+              SELECT 1 FROM {schema}.concurrency_locks AS l WHERE l.key = j.concurrency_key))
+      AND (NOT p_keyed OR coalesce((
+              SELECT s.taken_at > p_since FROM {schema}.rate_limits AS h
+              JOIN {schema}.rate_slots AS s
+                ON s.limit_key = h.limit_key AND s.slot = mod(h.next_slot, p_max)
+              WHERE h.limit_key = k.limit_key), false) = false)
+    ORDER BY j.priority DESC, j.run_at, j.id
+    LIMIT p_limit
+    FOR UPDATE OF j SKIP LOCKED
+) AS c
+ORDER BY c.priority DESC, c.run_at, c.id
+LIMIT p_limit
+$$;
