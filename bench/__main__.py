@@ -248,6 +248,9 @@ def main() -> int:
         print("\n" + soak.text())
     verdicts = _report.targets(chosen, tables) + (soak.targets() if soak is not None else [])
     print("\ntargets (ratios of medians, this sitting):\n" + "\n".join(verdicts))
+    gaps = _report.gaps(chosen, tables)
+    if gaps:
+        print("\nwhere the distance to the batched floor lies:\n" + "\n".join(gaps))
     if args.markdown:
         parts = ["```", *header, "```", ""]
         parts += [_report.markdown_table(s.title, tables[s.key]) + "\n" for s in chosen]
@@ -256,6 +259,8 @@ def main() -> int:
         if soak is not None:
             parts.append(soak.markdown() + "\n")
         parts += ["Targets (ratios of medians, this sitting):", "", *[f"- {v.strip()}" for v in verdicts]]
+        if gaps:
+            parts += ["", "Where the distance to the batched floor lies:", "", *[f"- {g.strip()}" for g in gaps]]
         args.markdown.write_text("\n".join(parts) + "\n")
     if args.json:
         args.json.write_text(json.dumps([_plain(m) for m in found], indent=1))

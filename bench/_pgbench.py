@@ -19,6 +19,7 @@ import resource
 import statistics
 import subprocess
 import tempfile
+from collections.abc import Callable
 from typing import Any
 
 from bench import _proc
@@ -109,9 +110,35 @@ def batched_floor(
     server: Server, system: System, scenario: Scenario, jobs: int, reps: int
 ) -> Measurement:
     """The batched floor, ``reps`` runs of ``jobs`` rows with one client per worker process."""
+
+    def prepare() -> None:
+        server.sql(system.store, "DROP TABLE IF EXISTS floor_jobs", *FLOOR_TABLE)
+        server.sql(system.store, FLOOR_FILL % int(jobs))
+
+    def verify() -> None:
+        done = server.one_in(system.store, "SELECT count(*) FROM floor_jobs WHERE state = 2")
+        if done != jobs:
+            raise RunFailed(f"pgbench-batch: {done} rows done instead of {jobs}")
+
+    return repeated(server, system, scenario, jobs, reps, FLOOR_SCRIPT, prepare, verify)
+
+
+def repeated(
+    server: Server,
+    system: System,
+    scenario: Scenario,
+    jobs: int,
+    reps: int,
+    script: str,
+    prepare: Callable[[], None],
+    verify: Callable[[], None],
+) -> Measurement:
+    """``reps`` runs of a claim-1,000 ``script`` over ``jobs`` jobs (``prepare`` makes them,
+    ``verify`` checks each run's end), with one pgbench client per worker process; the
+    median rate, and each counter per run."""
     clients = scenario.workers
     if jobs < FLOOR_BATCH * clients:
-        raise RunFailed(f"the batched floor needs at least {FLOOR_BATCH * clients:,} jobs")
+        raise RunFailed(f"{system.name} needs at least {FLOOR_BATCH * clients:,} jobs")
     # Each client runs its share of claims; one that finds the table empty claims nothing.
     per_client = math.ceil(jobs / FLOOR_BATCH / clients)
     rates: list[float] = []
@@ -119,13 +146,12 @@ def batched_floor(
     load = _proc.load_average()
     totals = Measurement(scenario.key, system.name, jobs, 0.0, xacts=0, wal_bytes=0, others_commits=0)
     for _ in range(reps):
-        server.sql(system.store, "DROP TABLE IF EXISTS floor_jobs", *FLOOR_TABLE)
-        server.sql(system.store, FLOOR_FILL % int(jobs))
+        prepare()
         server.settle(system.store)
         server.reset_statements()
         before = server.snapshot(system.store)
         box_before = _proc.box_busy_ns()
-        tps, client_s = _run(server, system.store, FLOOR_SCRIPT, clients, per_client)
+        tps, client_s = _run(server, system.store, script, clients, per_client)
         box_ns += _proc.box_busy_ns() - box_before
         cpu_ns += int(client_s * 1e9)
         # Rate from the transactions run and pgbench's own rate of them.
@@ -136,9 +162,7 @@ def batched_floor(
         totals.wal_bytes = (totals.wal_bytes or 0) + (run.wal_bytes or 0)
         totals.others_commits = (totals.others_commits or 0) + (run.others_commits or 0)
         totals.statements = run.statements
-        done = server.one_in(system.store, "SELECT count(*) FROM floor_jobs WHERE state = 2")
-        if done != jobs:
-            raise RunFailed(f"pgbench-batch: {done} rows done instead of {jobs}")
+        verify()
     # Counters per run (the table divides them by ``jobs``).
     totals.rate = statistics.median(rates)
     totals.inner_rates = rates

@@ -8,6 +8,8 @@ VENTURI = "venturi"
 PGBENCH = "pgbench"
 # The batched floor of PostgreSQL processing: a bare SQL claim / complete loop in pgbench.
 PG_FLOOR = "pgbench-batch"
+# venturi's own claim and completion statements in pgbench, without venturi's Python.
+PG_STATEMENTS = "pgbench-venturi-sql"
 # The bare SQLite floors (Python's sqlite3, no venturi code on the clock).
 SQLITE_FLOOR = "sqlite3"
 # venturi again, as the reference half of a scenario that compares venturi with itself:
@@ -39,6 +41,7 @@ SYSTEMS = (
     # The physical limit of single enqueue: one durable one-row INSERT per commit.
     System(PGBENCH, "", False, "postgresql", "venturi_bench_pgbench"),
     System(PG_FLOOR, "", False, "postgresql", "venturi_bench_pgbench"),
+    System(PG_STATEMENTS, "", False, "postgresql", "venturi_bench_pgbench"),
     System(ANALYZED, "bench.systems.venturi_pg", False, "postgresql", "venturi_bench_venturi"),
     System(EMPTY, "bench.systems.venturi_pg", False, "postgresql", "venturi_bench_venturi"),
     System(VENTURI, "bench.systems.venturi_sqlite", False, "sqlite", "venturi"),
@@ -108,7 +111,7 @@ def scenarios() -> tuple[Scenario, ...]:
         for concurrency in (10, 100):
             # The floor does not depend on the concurrency: it stands beside c100, the
             # figure its target is about, with as many pgbench clients as worker processes.
-            floor = (PG_FLOOR,) if concurrency == 100 else ()
+            floor = (PG_FLOOR, PG_STATEMENTS) if concurrency == 100 else ()
             found.append(
                 Scenario(
                     f"pg-process-w{workers}-c{concurrency}",

@@ -12,6 +12,7 @@ from bench._plan import (
     EMPTY,
     NETWORK_RTTS,
     PG_FLOOR,
+    PG_STATEMENTS,
     PGBENCH,
     SQLITE_FLOOR,
     VENTURI,
@@ -189,6 +190,25 @@ def targets(chosen: Sequence[Scenario], tables: dict[str, list[Row]]) -> list[st
             continue
         value = _value(target, tables)
         out.append(f"{verdict(value, target.at_least):>6}  {target.text}: {_shown(target, value)}")
+    return out
+
+
+def gaps(chosen: Sequence[Scenario], tables: dict[str, list[Row]]) -> list[str]:
+    """Where the distance to the batched floor lies, for each scenario with both floors:
+    in venturi's statements (run bare in pgbench) or in the worker around them."""
+    out = []
+    for scenario in chosen:
+        table = tables.get(scenario.key, [])
+        floor = next((r for r in table if r.system == PG_FLOOR), None)
+        bare = next((r for r in table if r.system == PG_STATEMENTS), None)
+        ours = _venturi(table)
+        if floor is None or bare is None or ours is None:
+            continue
+        out.append(
+            f"  {scenario.title}: venturi's statements bare in pgbench "
+            f"{bare.median / floor.median:.0%} of the batched floor; venturi "
+            f"{ours.median / bare.median:.0%} of its own statements bare"
+        )
     return out
 
 

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench import _pgbench, _proc
+from bench import _pgbench, _pgbench_statements, _proc
 from bench._measurement import Measurement, RunFailed
-from bench._plan import ANALYZED, EMPTY, PG_FLOOR, PGBENCH, Scenario, System
+from bench._plan import ANALYZED, EMPTY, PG_FLOOR, PG_STATEMENTS, PGBENCH, Scenario, System
 from bench._proxy import DelayProxy
 from bench._server import Server
 
@@ -176,10 +176,12 @@ def measure(
     sizes: Sizes,
 ) -> Measurement:
     jobs = sizes.of(scenario)
-    if system.name in (PGBENCH, PG_FLOOR):
+    if system.name in (PGBENCH, PG_FLOOR, PG_STATEMENTS):
         assert server is not None
         if system.name == PGBENCH:
             return _pgbench.insert(server, system, scenario, jobs)
+        if system.name == PG_STATEMENTS:
+            return _pgbench_statements.statements_floor(server, system, scenario, jobs, sizes.floor_reps)
         return _pgbench.batched_floor(server, system, scenario, jobs, sizes.floor_reps)
     if system.backend == "postgresql":
         assert server is not None

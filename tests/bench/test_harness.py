@@ -18,8 +18,10 @@ import uuid
 from pathlib import Path
 
 import pytest
+from venturi.storage.postgres._config import parse, queries
 
 from bench import _report
+from bench._pgbench_statements import script
 from bench._plan import Scenario, order, scenarios, system
 from bench._run import Measurement, RunFailed, Sizes, _check
 
@@ -59,6 +61,7 @@ def test_floor_burst_backlog_and_network_run_small() -> None:
     done = _bench(
         "--only", "pg-process-w2-c100", "--only", "pg-burst", "--only", "pg-backlog",
         "--only", "pg-net-w1-rtt2.5", "--systems", "venturi", "--systems", "pgbench-batch",
+        "--systems", "pgbench-venturi-sql",
         "--jobs", "2000", "--burst-jobs", "1500", "--backlog-jobs", "3000", "--floor-reps", "2",
         "--db-suffix", suffix,
     )  # fmt: skip
@@ -66,6 +69,11 @@ def test_floor_burst_backlog_and_network_run_small() -> None:
     out = done.stdout
     # The floor: two runs of pgbench with two clients, each counted (all rows done).
     assert re.search(r"pg-process-w2-c100 +pgbench-batch .*runs [0-9,]+ [0-9,]+,", out), out
+    # venturi's own statements bare in pgbench: every job completed and journaled once
+    # (else the run fails), and the distance to the floor split between the two.
+    assert re.search(r"pg-process-w2-c100 +pgbench-venturi-sql .*runs [0-9,]+ [0-9,]+,", out), out
+    assert re.search(r"venturi's statements bare in pgbench \d+% of the batched floor; "
+                     r"venturi \d+% of its own statements bare", out), out
     # The burst's halves, the un-analyzed one checked to be so before its drain.
     assert re.search(r"pg-burst +venturi +[0-9,]+ jobs/s", out)
     assert re.search(r"pg-burst +venturi-analyzed +[0-9,]+ jobs/s", out)
@@ -159,7 +167,8 @@ def _ms(key: str, *rates: tuple[str, float]) -> list[Measurement]:
 
 def test_floor_targets_are_venturi_over_the_floor_in_percent() -> None:
     process, sqlite = _scenario("pg-process-w2-c100"), _scenario("sqlite-process")
-    assert process.systems[-1] == "pgbench-batch" and sqlite.systems[-1] == "sqlite3"
+    assert process.systems[-2:] == ("pgbench-batch", "pgbench-venturi-sql")
+    assert sqlite.systems[-1] == "sqlite3"
     tables = {
         process.key: _report.rows(process, _ms(process.key, ("venturi", 60_000), ("pgbench-batch", 100_000))),
         sqlite.key: _report.rows(sqlite, _ms(sqlite.key, ("venturi", 50_000), ("huey", 4_000), ("sqlite3", 70_000))),
@@ -168,6 +177,30 @@ def test_floor_targets_are_venturi_over_the_floor_in_percent() -> None:
     assert "MISSED  processing, 2 workers, concurrency 100: >= 75% of the batched floor (pgbench-batch, 2 clients): 60%" in [v.strip() for v in verdicts]
     assert "met  SQLite drain: >= 12x huey (FULL): 12.50x" in [v.strip() for v in verdicts]
     assert "met  SQLite drain: >= 70% of the bare sqlite3 floor (FULL): 71%" in [v.strip() for v in verdicts]
+
+
+def test_the_distance_to_the_floor_is_split_at_venturis_own_statements() -> None:
+    process = _scenario("pg-process-w1-c100")
+    found = _ms(process.key, ("venturi", 30_000), ("pgbench-batch", 80_000), ("pgbench-venturi-sql", 40_000))
+    gaps = _report.gaps([process], {process.key: _report.rows(process, found)})
+    assert gaps == [
+        f"  {process.title}: venturi's statements bare in pgbench 50% of the batched floor; "
+        "venturi 75% of its own statements bare"
+    ]
+
+
+def test_the_bare_statements_are_the_workers_own() -> None:
+    """The pgbench script is queries.sql's claim and end_runs with the parameters bound:
+    nothing left unbound, one statement a line."""
+    url = "postgresql://postgres@127.0.0.1:5432/x?venturi_schema=venturi_sql"
+    body = script(url)
+    lines = body.splitlines()
+    assert len(lines) == 2 and all(line.endswith(";") for line in lines)
+    assert "%(" not in body and "--" not in body
+    named = queries(parse(url))
+    assert lines[0].startswith("WITH cand AS MATERIALIZED") and lines[1].startswith("WITH r AS")
+    assert lines[0].endswith(named["claim"].split()[-1] + ";")
+    assert '"venturi_sql".claim_candidates(' in lines[0] and "pg_notify" in lines[1]
 
 
 def test_network_targets_compare_across_delays() -> None:

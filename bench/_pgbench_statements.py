@@ -1,0 +1,94 @@
+"""venturi's own statements without venturi's Python: the floor between the batched floor
+and venturi.
+
+``pgbench-venturi-sql`` runs, in pgbench, the very claim and completion statements the
+worker sends (``claim`` and ``end_runs`` from queries.sql, rendered for a venturi schema
+in the pgbench database), 1,000 jobs a claim, with as many clients as the scenario has
+worker processes. Only the parameters differ: the times are the server's ``now()``, each
+client leases under a token of its own, and the completion's document (which the worker
+builds from its results) is built in SQL from the rows the client holds (a read of 1,000
+running rows, a small cost the worker does not have). The journal row per run, the lease,
+the fencing, the notifications are all there.
+
+So the gap between pgbench-batch and this floor is what venturi's job row and statements
+cost the server; the gap between this floor and venturi is the worker's Python and the
+driver.
+"""
+
+from __future__ import annotations
+
+import re
+
+from venturi.storage.postgres import migrate
+from venturi.storage.postgres._config import parse, queries
+
+from bench._measurement import Measurement, RunFailed
+from bench._pgbench import FLOOR_BATCH, repeated
+from bench._plan import Scenario, System
+from bench._server import Server
+
+SCHEMA = "venturi_sql"
+FILL = f"""
+INSERT INTO {SCHEMA}.jobs (id, kind, queue, priority, state, payload, carry, run_at)
+SELECT '01JX' || lpad(g::text, 22, '0'), 'bench_noop', 'default', 0, 'pending',
+       '{{"n":' || g || '}}', 'null', now() - interval '1 minute'
+FROM generate_series(1, %s) AS g
+"""
+#: The worker's parameters, as the server's own values (pgbench variables are text).
+TOKEN = "('t' || :client_id)"
+CLAIM_PARAMS = {
+    "queues": "'{default}'", "kinds": "'{bench_noop}'", "now": "now()",
+    "limit": str(FLOOR_BATCH), "token": TOKEN, "expires": "(now() + interval '5 minutes')",
+    "worker": "'w'", "start": "100",
+}  # fmt: skip
+#: The document a worker's flush sends for completed no-op runs, built from the held rows.
+DOC = (
+    "(SELECT jsonb_agg(jsonb_build_object('id', id, 'tok', lease_token, 'st', 'completed', "
+    f"'run', run_count, 'ev', 'completed')) FROM {SCHEMA}.jobs "
+    f"WHERE state = 'running' AND lease_token = {TOKEN})"
+)
+END_PARAMS = {"doc": DOC, "now": "now()", "at": "now()", "pa": "(now() + interval '1 day')"}
+_PARAM = re.compile(r"%\((\w+)\)s")
+_COMMENT = re.compile(r"^\s*--.*$", re.MULTILINE)
+
+
+def _bound(sql: str, values: dict[str, str]) -> str:
+    """``sql`` with each ``%(name)s`` replaced by its SQL value, comments taken out and
+    on one line (pgbench reads a statement up to its semicolon)."""
+
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in values:
+            raise RunFailed(f"pgbench-venturi-sql: no value for %({name})s")
+        return values[name]
+
+    text = _PARAM.sub(value, _COMMENT.sub("", sql))
+    return " ".join(text.split()) + ";\n"
+
+
+def script(url: str) -> str:
+    named = queries(parse(url))
+    return _bound(named["claim"], CLAIM_PARAMS) + _bound(named["end_runs"], END_PARAMS)
+
+
+def statements_floor(
+    server: Server, system: System, scenario: Scenario, jobs: int, reps: int
+) -> Measurement:
+    """``reps`` runs of ``jobs`` jobs through venturi's statements in pgbench."""
+    url = f"{server.uri(system.store)}?venturi_schema={SCHEMA}"
+
+    def prepare() -> None:
+        server.sql(system.store, f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
+        migrate(url)
+        server.sql(system.store, FILL % int(jobs))
+
+    def verify() -> None:
+        done = server.one_in(
+            system.store,
+            f"SELECT count(*) FROM {SCHEMA}.jobs WHERE state = 'completed' AND run_count = 1",
+        )
+        journaled = server.one_in(system.store, f"SELECT count(*) FROM {SCHEMA}.journal")
+        if done != jobs or journaled != jobs:
+            raise RunFailed(f"pgbench-venturi-sql: {done} jobs done, {journaled} journaled, of {jobs}")
+
+    return repeated(server, system, scenario, jobs, reps, script(url), prepare, verify)
