@@ -87,22 +87,43 @@ def _counted(found: Measurement, server: Server, database: str, before: Any) -> 
 
 def insert(server: Server, system: System, scenario: Scenario, jobs: int) -> Measurement:
     """pgbench's one-row INSERT, one client, ``jobs`` transactions."""
-    server.sql(system.store, "DROP TABLE IF EXISTS one_row",
-               "CREATE TABLE one_row (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
-               "payload text NOT NULL)")  # fmt: skip
+
+    def prepare() -> None:
+        server.sql(system.store, "DROP TABLE IF EXISTS one_row",
+                   "CREATE TABLE one_row (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
+                   "payload text NOT NULL)")  # fmt: skip
+
+    def count() -> Any:
+        return server.one_in(system.store, "SELECT count(*) FROM one_row")
+
+    return one_by_one(server, system, scenario, jobs, INSERT_SCRIPT, prepare, count)
+
+
+def one_by_one(
+    server: Server,
+    system: System,
+    scenario: Scenario,
+    jobs: int,
+    script: str,
+    prepare: Callable[[], None],
+    count: Callable[[], Any],
+) -> Measurement:
+    """``jobs`` transactions of a one-row ``script``, one client; ``count`` must then
+    find ``jobs`` rows."""
+    prepare()
     server.settle(system.store)
     server.reset_statements()
     before = server.snapshot(system.store)
     box_before, load = _proc.box_busy_ns(), _proc.load_average()
-    tps, client_s = _run(server, system.store, INSERT_SCRIPT, 1, jobs)
+    tps, client_s = _run(server, system.store, script, 1, jobs)
     found = Measurement(
         scenario.key, system.name, jobs, tps, worker_cpu_ns=int(client_s * 1e9),
         box_busy_ns=_proc.box_busy_ns() - box_before, load=load,
     )  # fmt: skip
     _counted(found, server, system.store, before)
-    rows = server.one_in(system.store, "SELECT count(*) FROM one_row")
+    rows = count()
     if rows != jobs:
-        raise RunFailed(f"pgbench: {rows} rows instead of {jobs}")
+        raise RunFailed(f"{system.name}: {rows} rows instead of {jobs}")
     return found
 
 

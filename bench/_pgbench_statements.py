@@ -1,7 +1,7 @@
 """venturi's own statements without venturi's Python: the floor between the batched floor
 and venturi.
 
-``pgbench-venturi-sql`` runs, in pgbench, the very claim and completion statements the
+In the processing scenarios ``pgbench-venturi-sql`` runs, in pgbench, the very claim and completion statements the
 worker sends (``claim`` and ``end_runs`` from queries.sql, rendered for a venturi schema
 in the pgbench database), 1,000 jobs a claim, with as many clients as the scenario has
 worker processes. Only the parameters differ: the times are the server's ``now()``, each
@@ -12,18 +12,20 @@ the fencing, the notifications are all there.
 
 So the gap between pgbench-batch and this floor is what venturi's job row and statements
 cost the server; the gap between this floor and venturi is the worker's Python and the
-driver.
+driver. In single enqueue it runs Queue.enqueue's one statement (``insert_job``, with
+its NOTIFY), one job per transaction, beside pgbench's one-row INSERT.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from venturi.storage.postgres import migrate
 from venturi.storage.postgres._config import parse, queries
 
 from bench._measurement import Measurement, RunFailed
-from bench._pgbench import FLOOR_BATCH, repeated
+from bench._pgbench import FLOOR_BATCH, one_by_one, repeated
 from bench._plan import Scenario, System
 from bench._server import Server
 
@@ -47,6 +49,13 @@ DOC = (
     f"'run', run_count, 'ev', 'completed')) FROM {SCHEMA}.jobs "
     f"WHERE state = 'running' AND lease_token = {TOKEN})"
 )
+#: One job as Queue.enqueue inserts it (insert_job). Its id has a ULID's length and, as
+#: ULIDs do, grows: a random one would split primary-key pages a ULID never splits.
+INSERT_PARAMS = {
+    "id": f"('01JX' || lpad(nextval('{SCHEMA}.ids')::text, 22, '0'))", "kind": "'bench_noop'", "queue": "'default'",
+    "priority": "0", "payload": "'{\"n\":1}'", "carry": "'null'", "ck": "NULL", "run_at": "now()",
+    "version": "1", "headers": "NULL", "tags": "NULL",
+}  # fmt: skip
 END_PARAMS = {"doc": DOC, "now": "now()", "at": "now()", "pa": "(now() + interval '1 day')"}
 _PARAM = re.compile(r"%\((\w+)\)s")
 _COMMENT = re.compile(r"^\s*--.*$", re.MULTILINE)
@@ -69,6 +78,23 @@ def _bound(sql: str, values: dict[str, str]) -> str:
 def script(url: str) -> str:
     named = queries(parse(url))
     return _bound(named["claim"], CLAIM_PARAMS) + _bound(named["end_runs"], END_PARAMS)
+
+
+def single_insert(server: Server, system: System, scenario: Scenario, jobs: int) -> Measurement:
+    """``jobs`` one-job enqueues through venturi's own statement (its NOTIFY included),
+    one per transaction, in pgbench: the floor of single enqueue on venturi's job row."""
+    url = f"{server.uri(system.store)}?venturi_schema={SCHEMA}"
+
+    def prepare() -> None:
+        server.sql(system.store, f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
+        migrate(url)
+        server.sql(system.store, f"CREATE SEQUENCE {SCHEMA}.ids")
+
+    def count() -> Any:
+        return server.one_in(system.store, f"SELECT count(*) FROM {SCHEMA}.jobs")
+
+    body = _bound(queries(parse(url))["insert_job"], INSERT_PARAMS)
+    return one_by_one(server, system, scenario, jobs, body, prepare, count)
 
 
 def statements_floor(

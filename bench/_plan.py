@@ -103,7 +103,7 @@ def scenarios() -> tuple[Scenario, ...]:
     pg = (VENTURI, *PG_PEERS)
     found = [
         Scenario("pg-enqueue-single", "enqueue one by one", "postgresql", "enqueue-single",
-                 (*pg, PGBENCH)),
+                 (*pg, PGBENCH, PG_STATEMENTS)),
         Scenario("pg-enqueue-batch", "enqueue, batches of 1,000", "postgresql", "enqueue-batch",
                  pg),
     ]  # fmt: skip

@@ -180,6 +180,8 @@ def measure(
         assert server is not None
         if system.name == PGBENCH:
             return _pgbench.insert(server, system, scenario, jobs)
+        if system.name == PG_STATEMENTS and scenario.single:
+            return _pgbench_statements.single_insert(server, system, scenario, jobs)
         if system.name == PG_STATEMENTS:
             return _pgbench_statements.statements_floor(server, system, scenario, jobs, sizes.floor_reps)
         return _pgbench.batched_floor(server, system, scenario, jobs, sizes.floor_reps)

@@ -179,6 +179,19 @@ def test_floor_targets_are_venturi_over_the_floor_in_percent() -> None:
     assert "met  SQLite drain: >= 70% of the bare sqlite3 floor (FULL): 71%" in [v.strip() for v in verdicts]
 
 
+@pytest.mark.postgres
+def test_single_enqueue_runs_venturis_own_insert_bare() -> None:
+    done = _bench(
+        "--only", "pg-enqueue-single", "--systems", "venturi", "--systems", "pgbench",
+        "--systems", "pgbench-venturi-sql", "--single-jobs", "200",
+        "--db-suffix", f"_t{uuid.uuid4().hex[:8]}",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    # Every insert_job landed (the run counts the rows, else it fails), one commit each.
+    row = re.search(r"^pgbench-venturi-sql +([0-9,]+) .* (1\.00\d+) ", done.stdout, re.MULTILINE)
+    assert row is not None, done.stdout
+
+
 def test_the_distance_to_the_floor_is_split_at_venturis_own_statements() -> None:
     process = _scenario("pg-process-w1-c100")
     found = _ms(process.key, ("venturi", 30_000), ("pgbench-batch", 80_000), ("pgbench-venturi-sql", 40_000))
