@@ -188,7 +188,7 @@ def test_single_enqueue_runs_venturis_own_insert_bare() -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     # Every insert_job landed (the run counts the rows, else it fails), one commit each.
-    row = re.search(r"^pgbench-venturi-sql +([0-9,]+) .* (1\.00\d+) ", done.stdout, re.MULTILINE)
+    row = re.search(r"^pgbench-venturi-sql +[0-9,]+ +[0-9,]+ +[0-9,]+ +[0-9.]+x +1\.0\d+ ", done.stdout, re.MULTILINE)
     assert row is not None, done.stdout
 
 
