@@ -47,6 +47,11 @@ def collecting() -> Generator[list[Any]]:
         _SEEN.reset(token)
 
 
+def collecting_now() -> bool:
+    """Whether a ``collecting()`` block is active in this context."""
+    return _SEEN.get() is not None
+
+
 def open_sealed(data: Any, path: str) -> Any:
     """The JSON value an envelope holds."""
     from venturi._keyring import keyring  # not at import: only sensitive fields pay for it
