@@ -18,6 +18,7 @@ from venturi_gen.defaults import describe_type
 from venturi_gen.model import (
     EnumType,
     FieldDecl,
+    KeyDecl,
     ModuleDecl,
     OptionalType,
     Scalar,
@@ -59,6 +60,9 @@ def _fields(fields: tuple[FieldDecl, ...]) -> list[str]:
     for f in fields:
         kind = _type_text(f.type)
         default = _cell(_code(f.default.shown)) if f.default is not None else "required"
+        if f.sensitive:  # its default is a sensitive value too
+            kind += ", sensitive"
+            default = "`<redacted>`" if f.default is not None else "required"
         rows.append(f"| {_code(f.json_name)} | {_cell(_code(kind))} | {default} | {_cell(f.doc or '')} |")
     return rows
 
@@ -74,8 +78,9 @@ def _type_text(t: TypeRef) -> str:
     return text
 
 
-def _key(paths: tuple[tuple[str, ...], ...]) -> str:
-    return ", ".join(_code(".".join(p)) for p in paths)
+def _key(key: KeyDecl) -> str:
+    text = ", ".join(_code(".".join(p)) for p in key.paths)
+    return f"{text} (stored as a keyed hash: built from a sensitive field)" if key.hashed else text
 
 
 def _facts(m: ModuleDecl, t: TaskDecl) -> list[str]:
@@ -94,21 +99,25 @@ def _facts(m: ModuleDecl, t: TaskDecl) -> list[str]:
     facts.append(f"- **Priority**: {priority}")
     if t.dedup is not None:
         period = f", unique for {duration(t.unique_period_ms)} after completion" if t.unique_period_ms else ""
-        facts.append(f"- **Dedup**: key {_key(t.dedup.paths)}, on collision: {t.on_collision}{period}")
+        facts.append(f"- **Dedup**: key {_key(t.dedup)}, on collision: {t.on_collision}{period}")
     else:
         facts.append("- **Dedup**: none")
     if t.concurrency is not None:
-        facts.append(f"- **Concurrency key**: {_key(t.concurrency.paths)}")
+        facts.append(f"- **Concurrency key**: {_key(t.concurrency)}")
     if t.tags:
         facts.append(f"- **Tags**: {', '.join(_code(tag) for tag in t.tags)}")
     if t.rate_limit is not None:
-        per_key = f", per {_key(t.rate_limit.key.paths)}" if t.rate_limit.key else ""
+        per_key = f", per {_key(t.rate_limit.key)}" if t.rate_limit.key else ""
         facts.append(f"- **Rate limit**: at most {t.rate_limit.max} runs per {duration(t.rate_limit.per_ms)}{per_key}")
     facts += describe_retry(t, duration)
     facts.append(f"- **Timeout**: {duration(t.timeout_ms) if t.timeout_ms else 'none'}")
     facts.append(f"- **Retention**: {duration(t.retention_ms) if t.retention_ms else 'the store default'}")
+    if t.sensitive:
+        places = ", ".join(_code(path) for path in t.sensitive)
+        facts.append(f"- **Sensitive**: {places} (redacted wherever venturi shows a job; encrypted at rest with keys)")
     if t.schedule is not None:
-        facts.append(f"- **Schedule**: {describe_schedule(t.schedule)}")
+        hidden = frozenset(f.attr for f in t.payload if f.sensitive)
+        facts.append(f"- **Schedule**: {describe_schedule(t.schedule, hidden)}")
     return facts
 
 

@@ -44,6 +44,7 @@ class RawField:
     doc: str | None
     path: Path  # of the field's declaration
     default_path: Path | None  # of its `default:` value, if any
+    sensitive: bool = False  # ``sensitive: true``: redacted, encrypted at rest, hashed in keys
 
     @property
     def has_default(self) -> bool:
@@ -181,7 +182,8 @@ def parse_fields(
             continue
         attrs[attr] = json_name
         default_path = (*field_path, "default") if "default" in options else None
-        result.append(RawField(json_name, attr, t, options.get("doc"), field_path, default_path))
+        sensitive = options.get("sensitive") is True
+        result.append(RawField(json_name, attr, t, options.get("doc"), field_path, default_path, sensitive))
     return result
 
 

@@ -67,6 +67,7 @@ class FieldDecl:
     type: TypeRef
     doc: str | None
     default: Default | None
+    sensitive: bool = False  # ``sensitive: true`` (docs/sensitive-data.md)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +91,7 @@ class KeyDecl:
     """A dedup or concurrency key: one attribute path per part (``(("owner", "id"),)``)."""
 
     paths: tuple[tuple[str, ...], ...]
+    hashed: bool = False  # built from a sensitive field: stored as a keyed hash
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +161,9 @@ class TaskDecl:
     schedule: ScheduleDecl | None = None
     rate_limit: RateLimitDecl | None = None
     unique_period_ms: int | None = None  # ``dedup.period``: uniqueness over a period
+    #: The stored documents' sensitive places (``payload.email``, ``payload.cards.*.number``,
+    #: ``carry.token``), for the runtime's redaction and encryption (``venturi._sensitive``).
+    sensitive: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ from venturi_gen.durations import timedelta_expr
 from venturi_gen.model import (
     EnumDecl,
     FieldDecl,
+    KeyDecl,
     MapType,
     ModuleDecl,
     OptionalType,
@@ -71,6 +72,8 @@ def _spec(name: str, fields: tuple[FieldDecl, ...]) -> str:
             args.append(f"attr={literal(f.attr)}")
         if f.default is not None:
             args.append("required=False")
+        if f.sensitive:
+            args.append("sensitive=True")
         lines.append(wrap("    ", "codec.field(", args, "),"))
     return render_template("spec.jinja", s={"constant": ident(constant(name)), "lines": lines})
 
@@ -79,7 +82,8 @@ def _struct(s: StructDecl) -> str:
     return render_template(
         "struct.jinja",
         s={"name": ident(s.name), "doc": docstring(s.doc, "    "), "fields": _fields(s.fields),
-           "constant": ident(constant(s.name)), "freezes": any(freezes(f.type) for f in s.fields)},
+           "constant": ident(constant(s.name)), "freezes": any(freezes(f.type) for f in s.fields),
+           "redacts": any(f.sensitive for f in s.fields)},
     )
 
 
@@ -87,9 +91,11 @@ def _attribute(path: tuple[str, ...]) -> Code:
     return Code("self." + ".".join(ident(a) for a in path))
 
 
-def _key(paths: tuple[tuple[str, ...], ...]) -> Code:
-    """The body line of ``dedup_key`` / ``concurrency_key``."""
-    return wrap("        ", "return codec.key_text(", [_attribute(p) for p in paths], ")")
+def _key(key: KeyDecl) -> Code:
+    """The body line of ``dedup_key`` / ``concurrency_key`` / ``rate_key``: a key built from a
+    sensitive field is stored as its keyed hash (``codec.hashed_key``), never in clear."""
+    call = "codec.hashed_key(" if key.hashed else "codec.key_text("
+    return wrap("        ", f"return {call}", [_attribute(p) for p in key.paths], ")")
 
 
 def _upgrades(m: ModuleDecl, t: TaskDecl) -> dict[str, Code] | None:
@@ -138,16 +144,18 @@ def _task(m: ModuleDecl, t: TaskDecl) -> str:
         "priority": Code(f"Priority.parse({_attribute(t.priority_field)})")
         if t.priority_field
         else Code(f"Priority.{ident(t.priority.upper())}"),
-        "dedup": _key(t.dedup.paths) if t.dedup else None,
+        "dedup": _key(t.dedup) if t.dedup else None,
         "merge_def": wrap(
             "    ", "def merge(", ["self", f"existing: Pending[{t.name}, {carry}]"], f") -> Merge[{t.name}, {carry}]:"
         ),
         "merge_module": ident(f"{m.layout.merges}.{t.snake}") if t.on_collision == "custom" else None,
         "merge_module_literal": literal(f"{m.layout.merges}.{t.snake}") if t.on_collision == "custom" else None,
         "policy": ident((t.on_collision or "replace").capitalize()),
-        "concurrency": _key(t.concurrency.paths) if t.concurrency else None,
+        "concurrency": _key(t.concurrency) if t.concurrency else None,
         "rate_limit": _rate_limit(t),
-        "rate_key": _key(t.rate_limit.key.paths) if t.rate_limit and t.rate_limit.key else None,
+        "rate_key": _key(t.rate_limit.key) if t.rate_limit and t.rate_limit.key else None,
+        "sensitive": _sensitive(t.sensitive) if t.sensitive else None,
+        "redacts": any(f.sensitive for f in t.payload),
         "unique_period": Code(timedelta_expr(t.unique_period_ms)) if t.unique_period_ms else None,
         "backoff": Code(f"Backoff(base={timedelta_expr(t.retry_ms[0])}, cap={timedelta_expr(t.retry_ms[1])})")
         if t.retry_ms
@@ -162,6 +170,14 @@ def _task(m: ModuleDecl, t: TaskDecl) -> str:
         else None,
     }
     return render_template("task.jinja", t=context)
+
+
+def _sensitive(paths: tuple[str, ...]) -> Code:
+    """``    SENSITIVE = ("payload.email", ...)``: where the runtime redacts and encrypts."""
+    items: list[str] = [literal(path) for path in paths]
+    if len(items) == 1:
+        items[0] += ","
+    return wrap("    ", "SENSITIVE = (", items, ")")
 
 
 def _tags(tags: tuple[str, ...]) -> Code:

@@ -35,10 +35,11 @@ from dataclasses import dataclass
 
 from venturi_gen.diagnostics import Diagnostic, Severity
 from venturi_gen.loader import Document, Path
-from venturi_gen.model import ModuleDecl, ScheduleDecl, TaskDecl
+from venturi_gen.model import KeyDecl, ModuleDecl, ScheduleDecl, TaskDecl
 from venturi_gen.review_flow import flow_changes
 from venturi_gen.review_policies import policy_changes
 from venturi_gen.review_rules import Change, Comparison, Shapes
+from venturi_gen.review_sensitive import sensitive_changes
 from venturi_gen.schedules import describe_schedule
 from venturi_gen.versions import Role, declared_versions, stored_fields
 
@@ -230,6 +231,11 @@ _FIX_DEFAULT_BACKLOG = "bump `version` and declare the old shape under `upgrades
     "upgrade function converts stored jobs; or drain the jobs stored before"
 
 
+def _paths(key: KeyDecl | None) -> tuple[tuple[str, ...], ...] | None:
+    """A key's fields, whether it is hashed or not (``review_sensitive`` says when that changed)."""
+    return None if key is None else key.paths
+
+
 def _fix(change: Change, *, output: bool) -> str:
     if output:
         if change.backlog:
@@ -338,17 +344,18 @@ class _Task:
 
     def _schedule(self, old: ScheduleDecl | None, new: ScheduleDecl | None, task: Path) -> None:
         """A schedule added, removed or changed: no stored job breaks, but who enqueues what changes."""
+        hidden = frozenset(f.attr for t in (self.old, self.new) for f in t.payload if f.sensitive)
         if new is None:
             assert old is not None
-            message = (f"schedule removed (was {describe_schedule(old)}): workers of this version enqueue no more "
+            message = (f"schedule removed (was {describe_schedule(old, hidden)}): workers of this version enqueue no more "
                        "periodic jobs; jobs already enqueued still run")
             fix = "remove it from every worker's code; pending periodic jobs still run"
         elif old is None:
-            message = (f"schedule added ({describe_schedule(new)}): workers of this version enqueue one job per slot; "
+            message = (f"schedule added ({describe_schedule(new, hidden)}): workers of this version enqueue one job per slot; "
                        "workers of the previous version do not")
             fix = "expect slots from the first worker of this version on; earlier ones are not missed"
         else:
-            message = f"schedule changed from {describe_schedule(old)} to {describe_schedule(new)}"
+            message = f"schedule changed from {describe_schedule(old, hidden)} to {describe_schedule(new, hidden)}"
             fix = ("while old and new workers run side by side both schedules enqueue their slots; "
                    "deploy every worker at once if the two must not overlap")
         self.report("SCHEDULE_CHANGED", (*task, "schedule") if new is not None else task, message,
@@ -367,7 +374,10 @@ class _Task:
                 fix=f"run workers on {new.queue!r} before producers, and keep one on {old.queue!r} "
                 "until it is empty",
             )  # fmt: skip
-        if old.dedup != new.dedup:
+        for sensitive in sensitive_changes(old, new, self.shapes.new):
+            self.report(sensitive.code, sensitive.where, sensitive.message, backlog=sensitive.backlog,
+                        rollout=sensitive.rollout, fix=sensitive.fix)  # fmt: skip
+        if _paths(old.dedup) != _paths(new.dedup):
             self.report(
                 "DEDUP_KEY_CHANGED", (*task, "dedup"),
                 "dedup key changed: stored jobs keep the key they were enqueued with, so new "
@@ -381,7 +391,7 @@ class _Task:
             present = new.rate_limit if flow.field == "rate_limit" else new.dedup
             self.report(flow.code, (*task, flow.field) if present is not None else task,
                         flow.message, backlog=False, rollout=False, fix=flow.fix)  # fmt: skip
-        if old.concurrency != new.concurrency:
+        if _paths(old.concurrency) != _paths(new.concurrency):
             self.report(
                 "CONCURRENCY_KEY_CHANGED", (*task, "concurrency_key"),
                 "concurrency key changed: stored jobs keep the key they were enqueued with, and "

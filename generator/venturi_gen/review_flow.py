@@ -11,6 +11,7 @@ workers at completion.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import NamedTuple
 
 from venturi_gen.docs import duration
@@ -37,7 +38,15 @@ def flow_changes(old: TaskDecl, new: TaskDecl) -> list[FlowChange]:
     return [*_rate_limit(old.rate_limit, new.rate_limit), *_period(old.unique_period_ms, new.unique_period_ms)]
 
 
+def _unhashed(limit: RateLimitDecl | None) -> RateLimitDecl | None:
+    """The limit whatever its key's hashing (``review_sensitive`` reports that change)."""
+    if limit is None or limit.key is None:
+        return limit
+    return dataclasses.replace(limit, key=dataclasses.replace(limit.key, hashed=False))
+
+
 def _rate_limit(old: RateLimitDecl | None, new: RateLimitDecl | None) -> list[FlowChange]:
+    old, new = _unhashed(old), _unhashed(new)
     if old == new:
         return []
     if old is None:

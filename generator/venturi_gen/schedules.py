@@ -100,11 +100,13 @@ def _positive(doc: Document, path: Path, text: str | None, diags: list[Diagnosti
     return ms
 
 
-def describe_schedule(s: ScheduleDecl) -> str:
-    """``cron "0 7 * * MON" Europe/Paris, missed: latest`` (and the payload it gives, if any)."""
+def describe_schedule(s: ScheduleDecl, hidden: frozenset[str] = frozenset()) -> str:
+    """``cron "0 7 * * MON" Europe/Paris, missed: latest`` (and the payload it gives, if any;
+    the value of a field in ``hidden``, a sensitive one, as ``<redacted>``)."""
     what = f'cron "{s.cron}"' if s.cron is not None else f"every {_duration_text(s.every_ms or 0)}"
     grace = f", grace {_duration_text(s.grace_ms)}" if s.grace_ms is not None else ""
-    given = f", payload {', '.join(f'{attr}={expr}' for attr, expr in s.payload)}" if s.payload else ""
+    shown = [(attr, "<redacted>" if attr in hidden else expr) for attr, expr in s.payload]
+    given = f", payload {', '.join(f'{attr}={expr}' for attr, expr in shown)}" if shown else ""
     return f"{what} {s.timezone}, missed: {s.missed}{grace}{given}"
 
 

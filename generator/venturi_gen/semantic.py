@@ -15,6 +15,7 @@ none.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import keyword
 import os
@@ -36,6 +37,7 @@ from venturi_gen.model import (
     EnumDecl,
     EnumType,
     FieldDecl,
+    KeyDecl,
     Layout,
     ListType,
     MapType,
@@ -49,6 +51,7 @@ from venturi_gen.model import (
     UpgradeDecl,
 )
 from venturi_gen.schedules import schedule_decl
+from venturi_gen.sensitive import key_is_sensitive, sensitive_paths
 
 #: The levels a ``priority:`` may name, and the values a priority field's enum may hold.
 PRIORITY_LEVELS = tuple(level.name.lower() for level in Priority)
@@ -298,7 +301,7 @@ def build_module(doc: Document, source: FsPath) -> tuple[ModuleDecl | None, list
                                        f"carry field {f.json_name!r} needs a default: a new job (and a "
                                        "job after a `replace` merge) starts from the defaults", key=True))
                 continue
-            out.append(FieldDecl(f.json_name, f.attr, f.type, normalize_doc(f.doc), default))
+            out.append(FieldDecl(f.json_name, f.attr, f.type, normalize_doc(f.doc), default, f.sensitive))
         return tuple(out)
 
     structs = tuple(
@@ -410,6 +413,17 @@ def _task(doc: Document, name: str, spec: dict[str, Any], fields: dict[str, list
     carry = finish(fields["carry"], carry=True)
     output = finish(fields["output"])
     payload = finish(fields["payload"])
+    dedup_key, concurrency = (
+        None if key is None else dataclasses.replace(key, hashed=key_is_sensitive(key, fields["payload"], structs))
+        for key in (dedup_key, concurrency)
+    )
+    if rate_limit is not None and rate_limit.key is not None:
+        hashed = key_is_sensitive(rate_limit.key, fields["payload"], structs)
+        rate_limit = dataclasses.replace(rate_limit, key=dataclasses.replace(rate_limit.key, hashed=hashed))
+    if priority_field is not None and key_is_sensitive(KeyDecl((priority_field,)), fields["payload"], structs):
+        diags.append(doc.error((*path, "priority", "field"), "SENSITIVE_PRIORITY",
+                               "the priority field is sensitive, but a job's priority is stored in "
+                               "clear, as its own column; take the priority from another field"))
     schedule = None
     if "schedule" in spec:
         schedule = schedule_decl(doc, (*path, "schedule"), spec["schedule"], payload, builder, diags)
@@ -442,6 +456,7 @@ def _task(doc: Document, name: str, spec: dict[str, Any], fields: dict[str, list
         schedule=schedule,
         rate_limit=rate_limit,
         unique_period_ms=unique_period_ms,
+        sensitive=sensitive_paths(fields, structs),
     )
 
 

@@ -37,6 +37,7 @@ from venturi.storage._types import DecodeFailure, EnqueueOutcome, EnqueueResult,
 
 if TYPE_CHECKING:
     from venturi._hooks import EnqueueEvent, Hooks, RunEvent, RunOutcome
+    from venturi._keyring import configure_encryption, reset_encryption
     from venturi._queue_async import AsyncQueue
     from venturi._rate_limit import RateLimit
     from venturi._schedule import Missed, Schedule
@@ -50,6 +51,8 @@ _LAZY = {
     **dict.fromkeys(("EnqueueEvent", "Hooks", "RunEvent", "RunOutcome"), "venturi._hooks"),
     **dict.fromkeys(("Missed", "Schedule"), "venturi._schedule"),
     "RateLimit": "venturi._rate_limit",
+    # Encryption keys in code instead of the environment (docs/sensitive-data.md).
+    **dict.fromkeys(("configure_encryption", "reset_encryption"), "venturi._keyring"),
     "CancelOutcome": "venturi.storage._admin_types",
     "JobCount": "venturi.storage._admin_types",
     "QueueStats": "venturi.storage._admin_types",
@@ -118,6 +121,8 @@ __all__ = [
     "VenturiError",
     "VersionTooNew",
     "With",
+    "configure_encryption",
+    "reset_encryption",
     "task_class_for",
     "unfilled",
 ]

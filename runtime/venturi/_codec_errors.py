@@ -23,3 +23,9 @@ class PayloadTooLarge(CodecError):
 
 class UnstorableText(CodecError):
     """A string no database can store (a lone surrogate), with its JSON path."""
+
+
+class UndecryptableValue(CodecError):
+    """An encrypted value no configured key opens: its key id is unknown here, or the key
+    under that id is not the one it was encrypted with, or the data was altered. A worker
+    ends such a job dead with ``FailureCode.UNDECRYPTABLE``."""

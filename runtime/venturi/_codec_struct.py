@@ -46,6 +46,7 @@ from venturi._codec_values import (
     expect_uuid,
     member_path,
 )
+from venturi._sealing import sensitive as sealed
 
 T = TypeVar("T")
 
@@ -188,15 +189,27 @@ class Field:
     codec: Codec[Any]
     attr: str
     required: bool
+    sensitive: bool = False
 
 
-def field(name: str, codec: Codec[Any], *, attr: str | None = None, required: bool = True) -> Field:
+def field(
+    name: str,
+    codec: Codec[Any],
+    *,
+    attr: str | None = None,
+    required: bool = True,
+    sensitive: bool = False,
+) -> Field:
     """A field whose Python attribute is ``attr`` (default: the JSON name).
 
     ``required=False`` for fields with a default: JSON written before the field
-    existed still decodes, and the dataclass default fills it in.
+    existed still decodes, and the dataclass default fills it in. ``sensitive=True``
+    (``sensitive: true`` in the declaration) encrypts the value at rest when keys are
+    configured and withholds it from error messages and the repr (``venturi._sealing``).
     """
-    return Field(name, codec, name if attr is None else attr, required)
+    if sensitive:
+        codec = Codec(*sealed(codec.decode, codec.encode), codec.freeze)
+    return Field(name, codec, name if attr is None else attr, required, sensitive)
 
 
 class Struct:
@@ -230,6 +243,15 @@ class Struct:
             spec = self._by_name[key]
             kwargs[spec.attr] = spec.codec.decode(value, f"{path}.{key}")
         return cls(**kwargs)
+
+    def repr(self, value: Any) -> str:
+        """The repr of a generated dataclass with sensitive fields: those show as
+        ``<redacted>``, the others as the dataclass would show them."""
+        shown = ", ".join(
+            f"{f.attr}=<redacted>" if f.sensitive else f"{f.attr}={getattr(value, f.attr)!r}"
+            for f in self.fields
+        )
+        return f"{type(value).__qualname__}({shown})"
 
     def encode(self, value: Any, path: str = "$") -> dict[str, Any]:
         """Encode every field of ``value``, checking each value against its declared type."""

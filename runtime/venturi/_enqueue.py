@@ -20,6 +20,7 @@ from venturi._journal import JournalEntry, JournalEvent
 from venturi._labels import TAG
 from venturi._merge import MergeKind, Pending
 from venturi._priority import Priority
+from venturi._sensitive import with_marker
 from venturi._storable import NUL, text_problem
 from venturi._task import Task, task_class_for
 from venturi._unfilled import require_written_merge
@@ -112,9 +113,15 @@ def _checked_class(cls: type[Task[Any]], queue: str | None) -> _Fixed:
     _check_text(name, "queue")
     tags = cls.TAGS and TAG.checked(cls.TAGS, f"{cls.__qualname__}.TAGS")
     fixed = (kind, name, _FRESH_CARRY_JSON.get(cls) or fresh_carry_json(cls), tags)
-    if not queue:
+    if not queue and not _sealed_carry(cls):
         _CLASS_FACTS[cls] = fixed
     return fixed
+
+
+def _sealed_carry(cls: type[Task[Any]]) -> bool:
+    """Whether the class's carry has sensitive fields: its JSON is encrypted with the keys
+    in force at each enqueue (they rotate), so it is not kept from one call to the next."""
+    return any(path.startswith("carry.") for path in cls.SENSITIVE)
 
 
 #: ``_checked_class`` of each task class enqueued to its own queue.
@@ -204,7 +211,8 @@ def fresh_carry_json(cls: type[Task[Any]]) -> str:
     text = _FRESH_CARRY_JSON.get(cls)
     if text is None:
         text = codec.dumps(cls.new_carry().to_json(), what="carry")
-        _FRESH_CARRY_JSON[cls] = text
+        if not _sealed_carry(cls):
+            _FRESH_CARRY_JSON[cls] = text
     return text
 
 
@@ -232,6 +240,8 @@ def build_request(
     kind, name, carry, static_tags = _checked_class(cls, queue)
     job_tags = static_tags if tags is None else TAG.combined(static_tags, tags)
     payload = encode_payload(task)
+    if cls.SENSITIVE:  # named in the job's headers, for tools that do not import the task
+        headers = with_marker(headers, cls.SENSITIVE)
     dedup_key = task.dedup_key()
     if dedup_key is not None:
         dedup_key = _key(dedup_key, "dedup key")
@@ -313,6 +323,7 @@ def _requests(
     extra_tags: tuple[str, ...] | None = None,
 ) -> Iterator[EnqueueRequest]:
     per_class: dict[type[Any], _Fixed] = {}
+    marked: dict[type[Any], str] = {}  # the headers of a class with sensitive fields
     dumps = codec.dumps
     for task, job_id in zip(tasks, ids, strict=True):
         cls = type(task)
@@ -322,6 +333,8 @@ def _requests(
             if extra_tags is not None:  # the job's tags, once per class of the batch
                 fixed = (*fixed[:3], TAG.combined(fixed[3], extra_tags))
             per_class[cls] = fixed
+            if cls.SENSITIVE:
+                marked[cls] = with_marker(headers, cls.SENSITIVE)
         try:
             payload = dumps(task.to_json())
         except RecursionError:
@@ -344,7 +357,7 @@ def _requests(
             concurrency_key,
             when,
             cls.VERSION,
-            headers,
+            marked.get(cls, headers) if marked else headers,
             fixed[3] or None,
             None if cls.RATE_LIMIT is None else _rate_key(task),
         )

@@ -20,6 +20,7 @@ class FailureCode(enum.StrEnum):
     BACKSTOP_REACHED = "backstop_reached"  # too many failed runs: dead
     PAYLOAD_DECODE_ERROR = "payload_decode_error"  # the stored payload does not decode
     CARRY_DECODE_ERROR = "carry_decode_error"  # the stored carry does not decode
+    UNDECRYPTABLE = "undecryptable"  # an encrypted field no configured key opens: dead
     ROW_DECODE_ERROR = "row_decode_error"  # another stored column cannot be read (not UTF-8)
     OUTPUT_INVALID = "output_invalid"  # the handler returned an output of the wrong type
     CARRY_INVALID = "carry_invalid"  # the carry left on the context cannot be encoded

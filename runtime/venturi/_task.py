@@ -72,6 +72,10 @@ class Task(Generic[C]):
     #: ``dedup: {period: ...}``: an enqueue whose dedup key matches a job that completed
     #: less than this long ago is dropped (``EnqueueOutcome.DUPLICATE``).
     UNIQUE_PERIOD: ClassVar[timedelta | None] = None
+    #: The places of sensitive values in the stored payload, carry and output
+    #: (``payload.email``; ``venturi._sensitive``): redacted wherever a job is shown, and
+    #: named in each job's headers for tools that do not import the task.
+    SENSITIVE: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

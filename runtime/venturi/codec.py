@@ -83,6 +83,7 @@ from venturi._codec_values import (
     expect_uuid,
     member_path,
 )
+from venturi._keyhash import hashed_key
 
 __all__ = [
     "BOOL",
@@ -128,6 +129,7 @@ __all__ = [
     "expect_ulid",
     "expect_uuid",
     "field",
+    "hashed_key",
     "key_text",
     "list_of",
     "literal",

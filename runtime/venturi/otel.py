@@ -45,6 +45,7 @@ except ImportError as exc:  # pragma: no cover - exercised by the packaging test
     ) from exc
 
 from venturi._hooks import EnqueueEvent, Hooks, RunEvent, RunOutcome
+from venturi._task import task_class_for
 from venturi.storage._admin_types import QueueStats
 
 __all__ = ["INSTRUMENTATION_NAME", "OtelHooks", "PrometheusEndpoint", "serve_prometheus"]
@@ -157,8 +158,12 @@ class OtelHooks(Hooks):
             },
         )
         run.scratch[self] = (span, start_ns)
-        # Current while the handler runs; ended once the result is written (run_ended).
-        return trace.use_span(span, end_on_exit=False, record_exception=True, set_status_on_exception=False)
+        # Current while the handler runs; ended once the result is written (run_ended). The
+        # exception of a task with sensitive fields is not recorded: its message and stack
+        # may quote them. Its error message (scrubbed by the worker) is the span's status.
+        cls = task_class_for(run.kind)
+        record = cls is None or not cls.SENSITIVE
+        return trace.use_span(span, end_on_exit=False, record_exception=record, set_status_on_exception=False)
 
     def run_ended(self, run: RunEvent) -> None:
         outcome = run.outcome.value if run.outcome is not None else "unknown"

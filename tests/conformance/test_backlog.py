@@ -2,17 +2,19 @@
 
 A scan is bounded batches in id order between two ids, of the requested
 states only; a rewrite writes an upgraded payload or carry only to a job
-that is not running and still has the version that was read.
+that is not running and still has the version that was read (and the text,
+when given: a re-encryption at the same version), and a finished job's output
+only while it is the one that was read.
 """
 
 from __future__ import annotations
 
 from venturi._clock import utcnow
-from venturi.storage import JobState
+from venturi.storage import JobState, Resolution
 from venturi.storage._admin_types import BacklogRewrite
 
 from tests.conformance.backends import Backend
-from tests.conformance.helpers import claim_request, request
+from tests.conformance.helpers import claim_request, request, result
 from tests.conformance.tasks import Digest, Plain
 
 PENDING = [JobState.PENDING]
@@ -86,3 +88,34 @@ async def test_kinds_are_reported_as_stored(backend: Backend) -> None:
     await backend.storage.enqueue([request(Digest(group="g")), request(Plain(n=1))])
     kinds = sorted(r.kind for r in backend.sync.scan_backlog(PENDING, after="", until="~", limit=10))
     assert kinds == sorted([Digest.KIND, Plain.KIND])
+
+
+async def test_a_rewrite_fenced_by_the_text_read_leaves_a_job_changed_since(backend: Backend) -> None:
+    # ``venturi keys reencrypt`` rewrites at the same version: the text read is the fence.
+    [a, b] = sorted(await _enqueue(backend, 2))
+    rows = {r.id: r for r in backend.sync.scan_backlog(PENDING, after="", until="~", limit=10)}
+    rewrites = [
+        BacklogRewrite(a, 1, '{"n":10}', 1, None, 1, payload_was=rows[a].payload),
+        BacklogRewrite(b, 1, '{"n":11}', 1, None, 1, payload_was='{"n":99}'),  # a merge changed it
+    ]
+    assert backend.sync.rewrite_backlog(rewrites) == 1
+    after = {r.id: r.payload for r in backend.sync.scan_backlog(PENDING, after="", until="~", limit=10)}
+    assert after == {a: '{"n":10}', b: rows[b].payload}
+
+
+async def test_a_finished_jobs_output_is_rewritten_only_while_it_is_the_one_read(backend: Backend) -> None:
+    await _enqueue(backend, 2)
+    now = utcnow()
+    claimed = await backend.storage.claim(claim_request(limit=2), now=now)
+    ends = [result(job, Resolution.COMPLETED, now=now, output='{"o":1}') for job in claimed]
+    assert await backend.storage.finish(ends, now=now) == [True, True]
+    done = sorted(backend.sync.scan_backlog([JobState.COMPLETED], after="", until="~", limit=10))
+    assert [row.output for row in done] == ['{"o":1}', '{"o":1}']
+    first, second = done
+    rewrites = [
+        BacklogRewrite(first.id, 1, None, 1, None, 1, output='{"o":2}', output_was='{"o":1}'),
+        BacklogRewrite(second.id, 1, None, 1, None, 1, output='{"o":3}', output_was='{"o":0}'),
+    ]
+    assert backend.sync.rewrite_backlog(rewrites) == 1
+    outputs = {r.id: r.output for r in backend.sync.scan_backlog([JobState.COMPLETED], after="", until="~", limit=10)}
+    assert outputs == {first.id: '{"o":2}', second.id: '{"o":1}'}

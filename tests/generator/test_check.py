@@ -182,7 +182,7 @@ def test_the_projects_formatter_configuration_is_ignored(project: Project) -> No
     assert project.files() == plain
 
 
-def test_bare_check_at_the_repository_root_covers_the_bundled_examples_and_the_benchmark(
+def test_bare_check_at_the_repository_root_covers_the_examples_the_benchmark_and_test_tasks(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from venturi_gen.cli import main
@@ -193,7 +193,11 @@ def test_bare_check_at_the_repository_root_covers_the_bundled_examples_and_the_b
     assert main(["--check", "--no-cache"]) == 0, capsys.readouterr()
     err = capsys.readouterr().err
     assert err.startswith("venturi-gen --check: ")
-    inputs = [*sorted(REPO.glob("examples/*/tasks.venturi.yaml")), REPO / "bench/tasks.venturi.yaml"]
+    inputs = [
+        *sorted(REPO.glob("examples/*/tasks.venturi.yaml")),
+        REPO / "bench/tasks.venturi.yaml",
+        REPO / "tests/sensitive/tasks.venturi.yaml",
+    ]
     assert f"({len(inputs)} declaration file" in err
 
 

@@ -462,6 +462,35 @@ tasks:
             "t.yaml:16:56: error[INVALID_DURATION]: '0s': a duration must be positive",
         ],
     ),
+    "sensitive_priority": (
+        HEAD
+        + """\
+types:
+  Level:
+    enum: [low, normal, high, critical]
+tasks:
+  Ship:
+    kind: ship
+    payload:
+      level: {type: Level, sensitive: true}
+    priority: {field: level}
+""",
+        [
+            "t.yaml:11:23: error[SENSITIVE_PRIORITY]: the priority field is sensitive, but a job's "
+            "priority is stored in clear, as its own column; take the priority from another field",
+        ],
+    ),
+    "sensitive_not_a_boolean": (
+        HEAD
+        + """\
+tasks:
+  Ship:
+    kind: ship
+    payload:
+      note: {type: string, sensitive: "true"}
+""",
+        ["t.yaml:7:39: error[WRONG_TYPE]: tasks.Ship.payload.note.sensitive must be a boolean, not a string"],
+    ),
     "rate_limit_max": (
         HEAD
         + """\

@@ -328,6 +328,26 @@ RULES = {
         "    payload:\n      order_id: int\n", UPGRADED.replace("          lines: list[int]\n", ""),
         ("        payload:", 9), "FIELD_REMOVED", "error", "version 1 payload field 'lines' was removed", B,
         "drain first", 1),
+    "field made sensitive": Rule(
+        "      note: optional[string]\n", '      note: {type: "optional[string]", sensitive: true}\n',
+        ("      note:", 7), "SENSITIVE_ADDED", "warning",
+        "payload.note is now sensitive: redacted from now on, and encrypted when keys are configured",
+        R, "deploy workers first", 0),
+    "field of a named type made sensitive": Rule(
+        "      id: uuid\n", "      id: {type: uuid, sensitive: true}\n", ("      id:", 7),
+        "SENSITIVE_ADDED", "warning", "payload.customer.id is now sensitive", R, "deploy workers first", 0),
+    "field no longer sensitive": Rule(
+        '      note: {type: "optional[string]", sensitive: true}\n', "      note: optional[string]\n",
+        ("      note:", 7), "SENSITIVE_REMOVED", "error",
+        "payload.note is no longer sensitive: stored jobs may hold it encrypted", B,
+        "deploy producers first", 1,
+        base=("      note: optional[string]\n", '      note: {type: "optional[string]", sensitive: true}\n')),
+    "the dedup key's field made sensitive": Rule(
+        "      order_id: int\n", "      order_id: {type: int, sensitive: true}\n", ("    dedup:", 5),
+        "KEY_HASHING_CHANGED", "warning",
+        "the dedup key is built from a field whose sensitivity changed, so it is stored as a keyed "
+        "hash: every key changes, and new requests will not merge into the jobs stored before", (),
+        "deploy workers first", 0),
     "version lowered": Rule(
         "    version: 2\n", "", ("  Cleanup:", 3), "VERSION_LOWERED", "error",
         "version lowered from 2 to 1", BOTH, "drain first", 1, task=CLEAN,

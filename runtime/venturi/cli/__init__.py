@@ -5,7 +5,8 @@ an import path, ``venturi jobs`` lists, shows, cancels and retries jobs (one, or
 all that match a filter), ``venturi queues`` pauses, resumes and lists
 queues, ``venturi stats`` reports backlog and throughput, ``venturi prune`` applies
 retention, ``venturi check-backlog`` decodes every stored job with the current
-code before a deploy, ``venturi dashboard`` serves the operator dashboard (the
+code before a deploy, ``venturi keys`` makes encryption keys and re-encrypts the stored
+backlog under the current one, ``venturi dashboard`` serves the operator dashboard (the
 ``dashboard`` extra). Every command reads ``--database URL`` (else
 ``$VENTURI_DATABASE_URL``, else the default SQLite file). Only the standard
 library is used, so the runtime gains no dependency. See docs/cli.md.
@@ -24,6 +25,7 @@ from venturi.cli import (
     _backlog,
     _dashboard_cmd,
     _jobs,
+    _keys,
     _migrate,
     _prune,
     _queues,
@@ -95,7 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="log what the command does on stderr (the worker has its own --log-level)",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for module in (_migrate, _worker_cmd, _jobs, _queues, _stats, _prune, _backlog, _dashboard_cmd):
+    for module in (_migrate, _worker_cmd, _jobs, _queues, _stats, _prune, _backlog, _keys, _dashboard_cmd):
         module.register(commands)
     return parser
 

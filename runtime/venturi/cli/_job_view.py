@@ -11,6 +11,8 @@ from typing import Any, TextIO
 
 from venturi import codec
 from venturi._journal import JournalEntry
+from venturi._redaction import job_paths
+from venturi._sensitive import SEALED_KEY, shown
 from venturi.cli._output import (
     NONE,
     cell,
@@ -34,6 +36,23 @@ LIST_HEADERS = (
     "TAGS",
     "ERROR",
 )
+
+
+def _shown(job: StoredJob) -> tuple[Any, Any, Any]:
+    """Payload, carry and output as JSON values, sensitive places redacted (the job's
+    headers name them, and its task does when its module is imported: ``--tasks``)."""
+    payload, carry, output = _decoded(job.payload), _decoded(job.carry), _decoded(job.output)
+    paths = job_paths(job.kind, job.headers)
+    if paths or _maybe_sealed(job):
+        payload, carry, output = (
+            shown("payload", payload, paths), shown("carry", carry, paths), shown("output", output, paths)
+        )
+    return payload, carry, output
+
+
+def _maybe_sealed(job: StoredJob) -> bool:
+    # An encrypted value is never shown, marker or not (headers another program dropped).
+    return any(SEALED_KEY in text for text in (job.payload, job.carry, job.output or "") if isinstance(text, str))
 
 
 def _decoded(text: str | None) -> Any:
@@ -69,6 +88,7 @@ def journal_json(entry: JournalEntry) -> dict[str, Any]:
 
 
 def job_json(job: StoredJob, *, with_journal: bool) -> dict[str, Any]:
+    payload, carry, output = _shown(job)
     data: dict[str, Any] = {
         "id": job.id,
         "kind": job.kind,
@@ -84,9 +104,9 @@ def job_json(job: StoredJob, *, with_journal: bool) -> dict[str, Any]:
         "concurrency_key": job.concurrency_key,
         "error_code": job.error_code,
         "error_message": job.error_message,
-        "payload": _decoded(job.payload),
-        "carry": _decoded(job.carry),
-        "output": _decoded(job.output),
+        "payload": payload,
+        "carry": carry,
+        "output": output,
         "decode_failures": failures_json(job),
         "tags": list(job.tags),
     }
@@ -175,9 +195,10 @@ def write_details(job: StoredJob, out: TextIO) -> None:
         _field(out, "tags", ", ".join(job.tags))
     if job.error_code or job.error_message:
         _field(out, "error", f"{job.error_code or 'error'}: {job.error_message or ''}".rstrip(": "))
-    _field(out, "payload", _pretty(_decoded(job.payload)))
-    _field(out, "carry", _pretty(_decoded(job.carry)))
-    _field(out, "output", _pretty(_decoded(job.output)))
+    payload, carry, output = _shown(job)
+    _field(out, "payload", _pretty(payload))
+    _field(out, "carry", _pretty(carry))
+    _field(out, "output", _pretty(output))
     if job.decode_failures:
         out.write("\nnot readable as stored (shown above as stored, or as said here):\n")
         for failure in job.decode_failures:

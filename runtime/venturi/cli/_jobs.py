@@ -19,6 +19,7 @@ from venturi._labels import TAG
 from venturi._queue import Queue
 from venturi.cli._args import SubParsers, comma_list, duration, positive_int
 from venturi.cli._database import add_database_option, open_storage
+from venturi.cli._declared import load_named
 from venturi.cli._errors import CliError, UsageError
 from venturi.cli._job_view import LIST_HEADERS, job_json, list_row, write_details
 from venturi.cli._output import write_json, write_table
@@ -68,6 +69,7 @@ def register(commands: SubParsers) -> None:
         "--limit", type=positive_int, default=100, metavar="N", help="at most N jobs (default 100)"
     )
     listing.add_argument("--json", action="store_true", help="print a JSON array")
+    _add_tasks_option(listing)
     listing.set_defaults(handler=run_list)
 
     show = actions.add_parser(
@@ -78,6 +80,7 @@ def register(commands: SubParsers) -> None:
     add_database_option(show)
     show.add_argument("job_id", metavar="ID")
     show.add_argument("--json", action="store_true", help="print a JSON object")
+    _add_tasks_option(show)
     show.set_defaults(handler=run_show)
 
     cancel = actions.add_parser(
@@ -94,6 +97,7 @@ def register(commands: SubParsers) -> None:
     add_database_option(cancel)
     cancel.add_argument("job_id", metavar="ID", nargs="?")
     _add_json_option(cancel)
+    _add_tasks_option(cancel)
     _add_bulk_options(cancel, "pending,running")
     cancel.set_defaults(handler=run_cancel)
 
@@ -109,8 +113,23 @@ def register(commands: SubParsers) -> None:
     add_database_option(retry)
     retry.add_argument("job_id", metavar="ID", nargs="?")
     _add_json_option(retry)
+    _add_tasks_option(retry)
     _add_bulk_options(retry, "dead,cancelled")
     retry.set_defaults(handler=run_retry)
+
+
+def _add_tasks_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--tasks", action="append", default=[], metavar="MODULE",
+        help="generated tasks module (repeat): its sensitive fields are redacted in jobs "
+        "stored before they were declared sensitive too (jobs stored since say so themselves)",
+    )  # fmt: skip
+
+
+def _import_tasks(args: argparse.Namespace) -> None:
+    """Import the ``--tasks`` modules: their tasks' ``SENSITIVE`` places join the redaction."""
+    if args.tasks:
+        load_named(args.tasks)
 
 
 def _add_json_option(parser: argparse.ArgumentParser) -> None:
@@ -164,6 +183,7 @@ def _flatten(groups: list[list[T]]) -> tuple[T, ...]:
 
 
 def run_list(args: argparse.Namespace) -> int:
+    _import_tasks(args)
     job_filter = JobFilter(
         kinds=_flatten(args.kind),
         states=_flatten(args.state),
@@ -183,6 +203,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
+    _import_tasks(args)
     with open_storage(args.database) as storage:
         job = storage.get(args.job_id)
     if job is None:
@@ -264,6 +285,7 @@ def _report(args: argparse.Namespace, result: str, message: str, job: StoredJob 
 
 
 def run_cancel(args: argparse.Namespace) -> int:
+    _import_tasks(args)
     if _bulk_requested(args, BulkAction.CANCEL):
         return _run_bulk(args, BulkAction.CANCEL)
     with open_storage(args.database) as storage:
@@ -286,6 +308,7 @@ def run_cancel(args: argparse.Namespace) -> int:
 
 
 def run_retry(args: argparse.Namespace) -> int:
+    _import_tasks(args)
     if _bulk_requested(args, BulkAction.RETRY):
         return _run_bulk(args, BulkAction.RETRY)
     with open_storage(args.database) as storage:

@@ -17,6 +17,8 @@ from typing import Any, cast
 
 from venturi import codec
 from venturi._enqueue import JobInfo, job_info
+from venturi._redaction import job_paths
+from venturi._sensitive import shown
 from venturi._task import Task
 from venturi.storage._types import DecodeFailure, StoredJob
 
@@ -127,9 +129,12 @@ def decode(stored: StoredJob, tasks: Mapping[str, type[Task[Any]]]) -> DecodedJo
     does: a part that does not decode keeps its raw value and says why."""
     cls = tasks.get(stored.kind)
     info: JobInfo[Any] = job_info(stored, cls) if cls is not None else job_info(stored)
+    # Sensitive places redacted: those the job's headers name, those its task declares.
+    paths = tuple(dict.fromkeys((*job_paths(stored.kind, stored.headers), *(cls.SENSITIVE if cls else ()))))
     return DecodedJob(
         info, describe(cls) if cls is not None else None,
-        _raw(stored.payload), _raw(stored.carry), _raw(stored.output),
+        shown("payload", _raw(stored.payload), paths), shown("carry", _raw(stored.carry), paths),
+        shown("output", _raw(stored.output), paths),
     )  # fmt: skip
 
 

@@ -161,6 +161,7 @@ class BacklogRow(NamedTuple):
     carry: str
     payload_version: int
     carry_version: int
+    output: str | None = None  # a finished job's (``venturi keys reencrypt``)
 
 
 class BacklogRewrite(NamedTuple):
@@ -178,6 +179,14 @@ class BacklogRewrite(NamedTuple):
     payload_version: int
     carry: str | None
     carry_version: int
+    #: The texts that were read, for a rewrite at the same version (``venturi keys
+    #: reencrypt``): written only while the job still holds them, so that a merge or a run
+    #: since is never overwritten. None: the version alone fences (``--upgrade``).
+    payload_was: str | None = None
+    carry_was: str | None = None
+    #: A finished job's output, written only while the job still holds ``output_was``.
+    output: str | None = None
+    output_was: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

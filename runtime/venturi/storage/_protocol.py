@@ -232,9 +232,9 @@ class Storage(Protocol):
         ...
 
     def rewrite_backlog(self, rewrites: Sequence[BacklogRewrite]) -> int:
-        """Write upgraded payloads and carries in one transaction, each only to a job
-        that is not running and still has the version that was read; return how many
-        jobs changed."""
+        """Write upgraded (or re-encrypted) payloads, carries and outputs in one
+        transaction, each only to a job that is not running and still has the version
+        (and, when given, the text) that was read; return how many jobs changed."""
         ...
 
     def close(self) -> None: ...

@@ -108,6 +108,9 @@ class StoredJob:
     #: them (``HISTORY_WINDOW``, for a merge's candidate).
     journal_count: int = 0
     tags: tuple[str, ...] = ()
+    #: What the enqueue stored with the job (JSON of strings): the hooks' trace context,
+    #: and the places of its sensitive values (``venturi._sensitive``).
+    headers: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,10 @@ from collections.abc import Awaitable
 from typing import Any, Final
 
 from venturi import codec
+from venturi._codec_errors import UndecryptableValue
 from venturi._codec_protocol import NoCarry
+from venturi._sealing import collecting, collecting_now
+from venturi._sensitive import leaves
 from venturi._threads import Threads
 from venturi._upgrade import VersionTooNew, too_new
 from venturi.storage._run_types import ClaimedJob
@@ -51,7 +54,13 @@ _DECODE_CODES: Final = {
 
 
 def decode_error(what: str, reg: Registration, exc: Exception) -> TaskError:
-    """Stored JSON that no longer fits the task type: permanent, the path in the message."""
+    """Stored JSON that no longer fits the task type: permanent, the path in the message.
+    An encrypted field that no configured key opens has a code of its own."""
+    if isinstance(exc, UndecryptableValue):
+        return TaskError.permanent(
+            FailureCode.UNDECRYPTABLE,
+            f"the stored {what} of kind {reg.kind!r} cannot be decrypted: {exc}",
+        )
     reason = "it nests too deeply" if isinstance(exc, RecursionError) else str(exc)
     return TaskError.permanent(
         _DECODE_CODES[what],
@@ -81,6 +90,11 @@ async def execute(
     on ``threads`` (the worker's pool; a thread of its own without one), in a copy of
     this coroutine's context: the run span and a hook's scope are current there too.
     """
+    if reg.sensitive and not collecting_now():  # one attribute check for every other task
+        return await _scrubbed_run(
+            reg, job, state, contexts, index, release_on_cancel=release_on_cancel,
+            cancel_requested=cancel_requested, threads=threads,
+        )  # fmt: skip
     end = RunEnd(job, reg)
     try:
         if job.payload_version == reg.version:
@@ -127,6 +141,28 @@ async def execute(
         contexts[index] = None
     end.carry = ctx.carry
     end.attachment = ctx.attachment
+    return end
+
+
+async def _scrubbed_run(
+    reg: Registration,
+    job: ClaimedJob,
+    state: Any,
+    contexts: list[Context[Any] | None],
+    index: int,
+    *,
+    release_on_cancel: bool,
+    cancel_requested: bool,
+    threads: Threads | None,
+) -> RunEnd:
+    """``execute`` of a task with sensitive fields: the values the run decodes are noted,
+    for its free text to be scrubbed of them (``_resolve.scrubbed``)."""
+    with collecting() as seen:
+        end = await execute(
+            reg, job, state, contexts, index, release_on_cancel=release_on_cancel,
+            cancel_requested=cancel_requested, threads=threads,
+        )  # fmt: skip
+    end.secrets = leaves(seen)
     return end
 
 

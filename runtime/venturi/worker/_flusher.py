@@ -307,12 +307,17 @@ def _log_failure(level: int, message: str, end: RunEnd, result: RunResult) -> No
     error = end.error
     # A TaskError is an expected, described failure; anything else deserves its traceback.
     exc_info = error if error is not None and not isinstance(error, TaskError) else None
+    text = "%s: [%s] %s"
+    args: tuple[str | None, ...] = (message, result.error_code, result.error_message)
+    if exc_info is not None and end.secrets:
+        # The exception's own text may quote a sensitive value: the stored traceback instead,
+        # scrubbed of the values the run decoded, as its error message is.
+        exc_info = None
+        text, args = "%s: [%s] %s\n%s", (*args, result.journal_entry.traceback)
     log.log(
         level,
-        "%s: [%s] %s",
-        message,
-        result.error_code,
-        result.error_message,
+        text,
+        *args,
         exc_info=exc_info,
         extra={
             "event": result.resolution.value,

@@ -46,6 +46,7 @@ class Registration:
     sync: bool = False  # ``def handle``: runs on the worker's thread pool
     rate_limit: RateLimit | None = None  # the task's RATE_LIMIT, checked
     unique_period: timedelta | None = None  # the task's UNIQUE_PERIOD, checked
+    sensitive: bool = False  # the task has sensitive fields: its runs' free text is scrubbed
 
     @property
     def name(self) -> str:
@@ -157,6 +158,7 @@ def registration_for(handler: object) -> Registration:
         sync=not inspect.iscoroutinefunction(handle),
         rate_limit=rate_limit,
         unique_period=unique_period,
+        sensitive=bool(task_cls.SENSITIVE),
     )
 
 

@@ -19,6 +19,7 @@ from venturi import codec
 from venturi._backoff import Backoff
 from venturi._clock import later
 from venturi._journal import JournalEntry, JournalEvent
+from venturi._sensitive import scrub, scrub_value
 from venturi._storable import MAX_MESSAGE_CHARS, bounded
 from venturi.storage._expiry import returned_result
 from venturi.storage._results import MAX_ATTACHMENT_BYTES, storable_attachment
@@ -102,6 +103,9 @@ class RunEnd:
     released: bool = False
     returned: bool = False
     newer: str | None = None
+    #: The sensitive values the run decoded (a task with sensitive fields): scrubbed out of
+    #: its note, error message, traceback and attachment before they are stored.
+    secrets: list[str] | None = None
 
 
 def describe_error(error: BaseException) -> tuple[str, str, bool, timedelta | None]:
@@ -166,6 +170,23 @@ def encode_carry(end: RunEnd) -> str | None:
 
 def resolve(end: RunEnd, *, now: datetime, policy: Policy) -> RunResult:
     """The ``RunResult`` for one ended run."""
+    result = _resolve(end, now=now, policy=policy)
+    if end.secrets:
+        return scrubbed(result, end.secrets)
+    return result
+
+
+def scrubbed(result: RunResult, secrets: list[str]) -> RunResult:
+    """``result`` with its free text scrubbed of ``secrets`` (``venturi._sensitive``)."""
+    entry = result.journal_entry
+    entry = entry._replace(
+        note=scrub(entry.note, secrets), attachment=scrub_value(entry.attachment, secrets),
+        error_message=scrub(entry.error_message, secrets), traceback=scrub(entry.traceback, secrets),
+    )  # fmt: skip
+    return result._replace(journal_entry=entry, error_message=scrub(result.error_message, secrets))
+
+
+def _resolve(end: RunEnd, *, now: datetime, policy: Policy) -> RunResult:
     if end.returned:
         job = end.job
         return returned_result(

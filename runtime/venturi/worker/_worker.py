@@ -19,6 +19,7 @@ from venturi.storage._protocol import AsyncStorage
 from venturi.storage._url import open_async_storage, uses_the_default
 from venturi.worker._config import WorkerConfig
 from venturi.worker._default_database import check_default_database
+from venturi.worker._encryption import check_encryption
 from venturi.worker._engine import Engine
 from venturi.worker._handler import Handler
 from venturi.worker._registry import Registry
@@ -141,6 +142,7 @@ class Worker(Generic[S]):
         if self._running:
             raise RuntimeError("this worker is already running")
         self._registry.check_ready()
+        check_encryption(self._registry.by_kind.values())
         if isinstance(self._database, str | None) and uses_the_default(self._database):
             check_default_database()
         owned = self._database is None or isinstance(self._database, str)

@@ -35,7 +35,8 @@ def scan(
 def rewrite(queries: dict[str, str], rewrites: Sequence[BacklogRewrite]) -> Steps[int]:
     doc = [
         {"i": r.id, "v": r.version, "d": r.payload, "dv": r.payload_version, "c": r.carry,
-         "cv": r.carry_version}
+         "cv": r.carry_version, "dw": r.payload_was, "cw": r.carry_was, "o": r.output,
+         "ow": r.output_was}
         for r in rewrites
     ]  # fmt: skip
     rows = yield Stmt(queries["rewrite_backlog"], {"doc": dumps(doc)})

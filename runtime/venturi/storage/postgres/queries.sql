@@ -653,23 +653,33 @@ ORDER BY id
 LIMIT %(limit)s
 
 -- name: rewrite_backlog
--- Upgraded payloads and carries (d, c: NULL leaves one as it is), each written
--- only while the job still has the version that was read (dv, cv) and is not
--- running. Under READ COMMITTED a row a worker claims meanwhile is re-checked
--- after its lock: a claimed job is left alone.
+-- Upgraded (or re-encrypted) payloads and carries (d, c: NULL leaves one as it is),
+-- each written only while the job still has the version that was read (dv, cv),
+-- and the text that was read when it is given (dw, cw: a rewrite at the same
+-- version), and is not running; a finished job's output (o) only while it still
+-- is ow. Under READ COMMITTED a row a worker claims meanwhile is re-checked after
+-- its lock: a claimed job is left alone.
 WITH r AS (
-    SELECT * FROM jsonb_to_recordset(%(doc)s::jsonb) AS r(i text, v int, d text, dv int, c text, cv int)
+    SELECT * FROM jsonb_to_recordset(%(doc)s::jsonb)
+        AS r(i text, v int, d text, dv int, c text, cv int, dw text, cw text, o text, ow text)
 )
 UPDATE {schema}.jobs AS j
-SET payload = CASE WHEN r.d IS NOT NULL AND j.payload_version = r.dv THEN r.d ELSE j.payload END,
-    payload_version = CASE WHEN r.d IS NOT NULL AND j.payload_version = r.dv THEN r.v
+SET payload = CASE WHEN r.d IS NOT NULL AND j.payload_version = r.dv
+                        AND (r.dw IS NULL OR j.payload = r.dw) THEN r.d ELSE j.payload END,
+    payload_version = CASE WHEN r.d IS NOT NULL AND j.payload_version = r.dv
+                                AND (r.dw IS NULL OR j.payload = r.dw) THEN r.v
                            ELSE j.payload_version END,
-    carry = CASE WHEN r.c IS NOT NULL AND j.carry_version = r.cv THEN r.c ELSE j.carry END,
-    carry_version = CASE WHEN r.c IS NOT NULL AND j.carry_version = r.cv THEN r.v
-                         ELSE j.carry_version END
+    carry = CASE WHEN r.c IS NOT NULL AND j.carry_version = r.cv
+                      AND (r.cw IS NULL OR j.carry = r.cw) THEN r.c ELSE j.carry END,
+    carry_version = CASE WHEN r.c IS NOT NULL AND j.carry_version = r.cv
+                              AND (r.cw IS NULL OR j.carry = r.cw) THEN r.v
+                         ELSE j.carry_version END,
+    output = CASE WHEN r.o IS NOT NULL AND j.output = r.ow THEN r.o ELSE j.output END
 FROM r
 WHERE j.id = r.i AND j.state <> 'running'
-  AND ((r.d IS NOT NULL AND j.payload_version = r.dv) OR (r.c IS NOT NULL AND j.carry_version = r.cv))
+  AND ((r.d IS NOT NULL AND j.payload_version = r.dv AND (r.dw IS NULL OR j.payload = r.dw))
+       OR (r.c IS NOT NULL AND j.carry_version = r.cv AND (r.cw IS NULL OR j.carry = r.cw))
+       OR (r.o IS NOT NULL AND j.output = r.ow))
 RETURNING j.id
 
 -- ---------------------------------------------------------------- schedules

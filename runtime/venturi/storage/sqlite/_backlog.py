@@ -56,11 +56,14 @@ def rewrite(
     changed: set[str] = set()
     for r in rewrites:
         if r.payload is not None:
-            cursor = conn.execute(queries["rewrite_payload"], (r.id, r.payload, r.payload_version, r.version))
-            if cursor.rowcount:
+            params = (r.id, r.payload, r.payload_version, r.version, r.payload_was)
+            if conn.execute(queries["rewrite_payload"], params).rowcount:
                 changed.add(r.id)
         if r.carry is not None:
-            cursor = conn.execute(queries["rewrite_carry"], (r.id, r.carry, r.carry_version, r.version))
-            if cursor.rowcount:
+            params = (r.id, r.carry, r.carry_version, r.version, r.carry_was)
+            if conn.execute(queries["rewrite_carry"], params).rowcount:
+                changed.add(r.id)
+        if r.output is not None and r.output_was is not None:
+            if conn.execute(queries["rewrite_output"], (r.id, r.output, r.output_was)).rowcount:
                 changed.add(r.id)
     return len(changed)

@@ -499,15 +499,21 @@ ORDER BY id
 LIMIT ?4
 
 -- name: rewrite_payload
--- An upgraded payload, written only if the job is not running and still has
--- the version that was read (?3): a merge or a claim since then wins.
+-- An upgraded (or re-encrypted) payload, written only if the job is not running
+-- and still has the version that was read (?3), and the text that was read when
+-- it is given (?5, a rewrite at the same version): a merge or a claim since wins.
 UPDATE jobs SET payload = ?2, payload_version = ?4
-WHERE id = ?1 AND payload_version = ?3 AND state <> 'running'
+WHERE id = ?1 AND payload_version = ?3 AND state <> 'running' AND (?5 IS NULL OR payload = ?5)
 
 -- name: rewrite_carry
 -- The same for an upgraded carry (a worker may have written one since).
 UPDATE jobs SET carry = ?2, carry_version = ?4
-WHERE id = ?1 AND carry_version = ?3 AND state <> 'running'
+WHERE id = ?1 AND carry_version = ?3 AND state <> 'running' AND (?5 IS NULL OR carry = ?5)
+
+-- name: rewrite_output
+-- A finished job's re-encrypted output, only while it is still the one read (?3).
+UPDATE jobs SET output = ?2
+WHERE id = ?1 AND output = ?3 AND state <> 'running'
 
 -- ---------------------------------------------------------------- schedules
 
