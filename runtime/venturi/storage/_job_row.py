@@ -142,6 +142,7 @@ def _fast(
         carry_version=carry_version,
         journal_count=row.journal_count,
         tags=stored_labels(row.tags) if row.tags is not None else (),
+        refs=stored_labels(row.refs) if row.refs is not None else (),
     )
 
 
@@ -234,6 +235,7 @@ def _careful(
         # A count that does not read shows no more than the entries that did.
         journal_count=row.journal_count if type(row.journal_count) is int else len(journal),
         tags=stored_labels(row.tags) if row.tags is not None else (),
+        refs=stored_labels(row.refs) if row.refs is not None else (),
     )
 
 

@@ -50,6 +50,7 @@ class JobRow(NamedTuple, Generic[Time]):
     payload_version: int  # the versions of the task's shape the payload and carry were
     carry_version: int  # written with (see venturi/_upgrade.py)
     tags: Any  # text[] on PostgreSQL, JSON text on SQLite; NULL: none (venturi._labels)
+    refs: Any  # the same for entity references
 
 
 class ClaimRow(NamedTuple, Generic[Time]):

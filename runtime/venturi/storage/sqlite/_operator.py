@@ -201,17 +201,23 @@ def prune(conn: sqlite3.Connection, queries: dict[str, str], now: datetime, limi
     rows = conn.execute(queries["prunable_jobs"], (epoch(now), limit)).fetchall()
     if not rows:
         return 0
-    ids = [job_id for job_id, _tagged in rows]
+    ids = [job_id for job_id, _tagged, _referring in rows]
     plain = [job_id for job_id in ids if type(job_id) is str]
     batch = json.dumps(plain)
     conn.execute(queries["delete_journal_of_jobs"], (batch,))
     conn.execute(queries["delete_jobs"], (batch,))
-    delete_labels(conn, queries, [job_id for job_id, tagged in rows if tagged and type(job_id) is str])
-    for job_id, tagged in rows:
+    delete_labels(
+        conn, queries,
+        [job_id for job_id, tagged, _ in rows if tagged and type(job_id) is str],
+        [job_id for job_id, _, referring in rows if referring and type(job_id) is str],
+    )  # fmt: skip
+    for job_id, tagged, referring in rows:
         if type(job_id) is not str:  # not UTF-8, or not text: deleted by its stored value
             stored = bindable(job_id)
             conn.execute(queries["delete_journal_of_stored_id"], (stored,))
             conn.execute(queries["delete_job_by_stored_id"], (stored,))
             if tagged:
                 conn.execute(queries["delete_tags_of_stored_id"], (stored,))
+            if referring:
+                conn.execute(queries["delete_refs_of_stored_id"], (stored,))
     return len(ids)
