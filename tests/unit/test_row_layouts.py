@@ -45,4 +45,5 @@ def test_the_job_layout_reads_a_row_by_name() -> None:
     assert row.id == "v0"
     assert row.journal_count == values[fields.index("journal_count")]  # type: ignore[comparison-overlap]  # a str here
     assert row.carry_version == values[fields.index("carry_version")]  # type: ignore[comparison-overlap]
-    assert row.tags == values[-1]
+    assert row.tags == values[-2]
+    assert row.refs == values[-1]
