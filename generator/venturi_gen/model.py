@@ -93,6 +93,16 @@ class KeyDecl:
 
 
 @dataclass(frozen=True, slots=True)
+class RefDecl:
+    """One entity reference (``refs: {user: owner.id}``): the entity, the attribute path
+    into the payload, and the path as declared (JSON names)."""
+
+    entity: str
+    path: tuple[str, ...]
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class RateLimitDecl:
     """``rate_limit:``, checked: at most ``max`` runs start in any ``per_ms``, per value of
     ``key`` when it is given."""
@@ -159,6 +169,7 @@ class TaskDecl:
     schedule: ScheduleDecl | None = None
     rate_limit: RateLimitDecl | None = None
     unique_period_ms: int | None = None  # ``dedup.period``: uniqueness over a period
+    refs: tuple[RefDecl, ...] = ()  # entity references, in declaration order
 
 
 @dataclass(frozen=True, slots=True)
