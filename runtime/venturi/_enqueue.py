@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from venturi import codec
 from venturi._clock import LATEST_RUN_AT, utcnow
@@ -114,7 +114,7 @@ def _checked_class(cls: type[Task[Any]], queue: str | None) -> _Fixed:
     tags = cls.TAGS and TAG.checked(cls.TAGS, f"{cls.__qualname__}.TAGS")
     fixed = (
         kind, name, _FRESH_CARRY_JSON.get(cls) or fresh_carry_json(cls), tags,
-        cls.refs is not Task.refs,
+        cls.refs is not _BASE_REFS,
     )  # fmt: skip
     if not queue:
         _CLASS_FACTS[cls] = fixed
@@ -175,6 +175,10 @@ def _rate_key(task: Task[Any]) -> str | None:
 
 
 _PRIORITIES = frozenset(int(level) for level in Priority)
+
+
+#: ``Task.refs``, which a class that declares no references inherits.
+_BASE_REFS: object = Task.__dict__["refs"]
 
 
 def _refs(task: Task[Any]) -> tuple[str, ...] | None:
@@ -415,7 +419,7 @@ def _decider(task: Task[Any], now: datetime, when: datetime, queue: str) -> Any:
                 version=cls.VERSION,
                 run_at=when,
                 queue=queue,
-                refs=_refs(task) if cls.refs is not Task.refs else None,
+                refs=_refs(task) if cls.refs is not _BASE_REFS else None,
             )
         merged_task = decision.task
         if not isinstance(merged_task, cls):
@@ -447,7 +451,7 @@ def _decider(task: Task[Any], now: datetime, when: datetime, queue: str) -> Any:
             version=cls.VERSION,
             run_at=run_at,
             queue=moved_to,
-            refs=_refs(merged_task) if cls.refs is not Task.refs else None,
+            refs=_refs(cast(Task[Any], merged_task)) if cls.refs is not _BASE_REFS else None,
         )
 
     return decide

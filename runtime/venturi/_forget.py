@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from venturi._labels import ref_text
 from venturi._storable import text_problem
@@ -59,9 +59,10 @@ def forgotten_ref(ref: Any) -> str:
         raise ConfigurationError(
             f"ref must be a pair (entity, value), e.g. ('user', '123'), not the string {ref!r}"
         )
-    if not isinstance(ref, tuple | list) or len(ref) != 2:
+    pair: tuple[Any, ...] = tuple(cast("tuple[Any, ...]", ref)) if isinstance(ref, tuple | list) else ()
+    if len(pair) != 2:
         raise ConfigurationError(f"ref must be a pair (entity, value), e.g. ('user', '123'); got {ref!r}")
-    entity, value = ref
+    entity, value = pair
     return ref_text(entity, value, "the reference to forget")
 
 

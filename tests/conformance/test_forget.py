@@ -248,9 +248,9 @@ async def test_a_bad_reference_to_forget_is_refused(backend: Backend, ref: Any, 
 
 async def test_a_reference_no_database_can_store_fails_its_enqueue(backend: Backend) -> None:
     queue = Queue(backend.sync, migrate=False)
-    with pytest.raises(CodecError, match="refs: .*above the limit of 1000"):
+    with pytest.raises(CodecError, match=r"refs: .*above the limit of 1000"):
         queue.enqueue(Order("u" * 2000, 1))
-    with pytest.raises(CodecError, match="refs: .*must be a scalar"):
+    with pytest.raises(CodecError, match=r"refs: .*must be a scalar"):
         queue.enqueue_many([Order("fine", 1), Order(["no"], 2)])
     assert backend.sync.list_jobs(JobFilter()) == []
     with pytest.raises(ConfigurationError, match="requested_by must be a string"):
@@ -279,7 +279,10 @@ async def test_the_lookup_uses_the_index(backend: Backend) -> None:
     queries: dict[str, str] = backend.sync._queries  # type: ignore[attr-defined]
     if backend.name == "sqlite":
         backend.raw("ANALYZE", ())
-        for name, params in (("count_ref", ("user=user-7",)), ("ref_batch", ("user=user-7", None, "~", 10))):
+        lite: list[tuple[str, tuple[Any, ...]]] = [
+            ("count_ref", ("user=user-7",)), ("ref_batch", ("user=user-7", None, "~", 10)),
+        ]
+        for name, params in lite:
             plan = " ".join(str(row[-1]) for row in backend.raw("EXPLAIN QUERY PLAN " + queries[name], params))
             assert "USING COVERING INDEX job_refs_by_ref (ref=?" in plan, plan
             assert "SCAN j" not in plan and "SCAN jobs" not in plan, plan
@@ -291,11 +294,12 @@ async def test_the_lookup_uses_the_index(backend: Backend) -> None:
     with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
         schema = queries["count_ref"].split("FROM ")[1].split(".jobs")[0]
         conn.execute(f"ANALYZE {schema}.jobs")
-        for name, params in (
+        statements: list[tuple[str, dict[str, Any]]] = [
             ("count_ref", {"ref": "user=user-7"}),
             ("lock_ref_batch", {"ref": "user=user-7", "after_id": None, "up_to_id": "~", "limit": 10}),
-        ):
-            rows = conn.execute("EXPLAIN (FORMAT JSON) " + queries[name], params).fetchall()
+        ]
+        for name, pg_params in statements:
+            rows = conn.execute("EXPLAIN (FORMAT JSON) " + queries[name], pg_params).fetchall()
             plan = json.dumps(rows[0][0])
             assert '"Index Name": "jobs_refs"' in plan, plan
             assert '"Seq Scan"' not in plan, plan
