@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, TypeVar
 
 from venturi import codec
 from venturi._clock import LATEST_RUN_AT, utcnow
@@ -451,7 +451,9 @@ def _decider(task: Task[Any], now: datetime, when: datetime, queue: str) -> Any:
             version=cls.VERSION,
             run_at=run_at,
             queue=moved_to,
-            refs=_refs(cast(Task[Any], merged_task)) if cls.refs is not _BASE_REFS else None,
+            refs=job_refs(merged_task.refs(), f"{cls.__qualname__}.refs()")
+            if cls.refs is not _BASE_REFS
+            else None,
         )
 
     return decide
