@@ -303,3 +303,32 @@ async def test_the_lookup_uses_the_index(backend: Backend) -> None:
             plan = json.dumps(rows[0][0])
             assert '"Index Name": "jobs_refs"' in plan, plan
             assert '"Seq Scan"' not in plan, plan
+
+
+async def test_a_transactional_enqueue_stores_its_refs(backend: Backend) -> None:
+    if not backend.sync.capabilities.transactional_enqueue:
+        pytest.skip(f"{backend.name} does not join the application's transaction")
+    import psycopg
+
+    from tests.pg_fixtures import ADMIN_URL
+
+    queue = Queue(backend.sync, migrate=False)
+    with psycopg.connect(ADMIN_URL) as app:  # the application's own transaction
+        job_id = queue.enqueue(Order("in-tx", 1), conn=app).job_id
+        queue.enqueue_many([Order("in-tx", 2)], conn=app)
+    assert queue.get(job_id).refs == ("user=in-tx", "order=1")
+    assert queue.forget(ref=("user", "in-tx")).erased == {JobState.PENDING: 2}
+
+
+async def test_a_waiter_of_an_erased_job_is_told_it_is_gone(backend: Backend) -> None:
+    import asyncio
+
+    from venturi.errors import JobNotFound
+
+    queue = AsyncQueue(backend.storage, migrate=False)
+    job_id = (await queue.enqueue(Order("waited", 1))).job_id
+    waiting = asyncio.ensure_future(queue.wait(job_id, timeout=30))
+    await asyncio.sleep(0.2)
+    assert (await queue.forget(ref=("user", "waited"))).total == 1
+    with pytest.raises(JobNotFound):
+        await asyncio.wait_for(waiting, timeout=30)
