@@ -15,7 +15,7 @@ from datetime import datetime
 from venturi.storage._admin_types import JobCount
 from venturi.storage._controls import job_count
 from venturi.storage._erasure_types import Erasure, ForgetBatch, by_state, erasure, state_columns
-from venturi.storage.sqlite._labels import delete_labels
+from venturi.storage.sqlite._labels import delete_labels, ref_keys
 from venturi.storage.sqlite._rows import epoch, from_epoch
 
 
@@ -49,8 +49,11 @@ def forget_batch(
     batch = json.dumps(ids)
     conn.execute(queries["delete_journal_of_jobs"], (batch,))
     conn.execute(queries["delete_jobs"], (batch,))
-    delete_labels(conn, queries, [job_id for job_id, *_, tagged in rows if tagged], ids)
-    held = [(kind, key, job_id) for job_id, _state, kind, key, _ in rows if key is not None]
+    delete_labels(
+        conn, queries, [job_id for job_id, *_, tagged, _refs in rows if tagged],
+        [key for job_id, *_, refs in rows for key in ref_keys(job_id, refs)],
+    )  # fmt: skip
+    held = [(kind, key, job_id) for job_id, _state, kind, key, *_ in rows if key is not None]
     if held:
         conn.executemany(queries["erase_unique"], held)
     erased = by_state((state, 1) for _id, state, *_ in rows)

@@ -17,6 +17,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Sequence
+from typing import Any
 
 from venturi._ids import id_after
 from venturi._journal import HISTORY_WINDOW, JournalEntry
@@ -115,7 +116,7 @@ def _enqueue_keyed(
         rows = conn.execute(queries["recent_journal_of_job"], (existing_id, HISTORY_WINDOW))
         journal = tuple(read_journal(rows)[0])
     action = request.decide(stored_job(row, journal))
-    return _apply(conn, queries, job, existing_id, action, created_at, row.refs is not None)
+    return _apply(conn, queries, job, existing_id, action, created_at, row.refs)
 
 
 def _apply(
@@ -125,7 +126,7 @@ def _apply(
     existing_id: str,
     action: MergeAction,
     created_at: float,
-    had_refs: bool = False,
+    stored_refs: Any = None,
 ) -> EnqueueResult:
     if action.kind is MergeKind.INDEPENDENT:
         # A plain new row with its key, and an id after the candidate's: the newest
@@ -146,7 +147,7 @@ def _apply(
         params = (existing_id, action.payload, action.carry, action.priority, action.version)
         refs = None if action.refs is None else json.dumps(action.refs, ensure_ascii=False)
         conn.execute(queries["merge_into"], (*params, run_at, action.queue, refs))
-        if had_refs or action.refs:  # a task without references leaves job_refs alone
-            rewrite_refs(conn, queries, existing_id, action.refs)
+        if stored_refs is not None or action.refs:  # without references: job_refs untouched
+            rewrite_refs(conn, queries, existing_id, stored_refs, action.refs)
     conn.execute(queries["insert_journal"], journal_params(existing_id, action.journal_entry))
     return EnqueueResult(existing_id, _OUTCOME[action.kind])

@@ -41,8 +41,12 @@ VALUES (?1, ?2, ?3, ?4, 'pending', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, ?13, 
 INSERT OR IGNORE INTO job_tags (job_id, tag) VALUES (?1, ?2)
 
 -- name: insert_refs
--- One row per reference of a job just inserted or merged into (sqlite/_labels.py).
-INSERT OR IGNORE INTO job_refs (job_id, ref) VALUES (?1, ?2)
+-- The references of jobs just inserted or merged into (sqlite/_labels.py), as one
+-- JSON array of [job_id, ref]: one statement, one sqlite3_step, whatever their number
+-- (executemany took the GIL back after every row: a batch enqueue of jobs with two
+-- references ran at a third of the rate of one without).
+INSERT OR IGNORE INTO job_refs (ref, job_id)
+SELECT value ->> 1, value ->> 0 FROM json_each(?1)
 
 -- name: find_candidate
 -- The merge candidate: the newest pending job with the kind and key (several
@@ -379,9 +383,9 @@ WHERE state = 'pending' AND run_at <= ?2 AND kind IN (SELECT value FROM json_eac
 GROUP BY kind
 
 -- name: prunable_jobs
--- The second and third columns say whether the job has rows in job_tags and
--- job_refs to delete too.
-SELECT id, tags IS NOT NULL, refs IS NOT NULL FROM jobs
+-- The second column says whether the job has rows in job_tags to delete too,
+-- the third lists its references (the keys of its rows in job_refs), if any.
+SELECT id, tags IS NOT NULL, refs FROM jobs
 WHERE purge_after < ?1 AND state IN ('completed', 'dead', 'cancelled')
 ORDER BY purge_after
 LIMIT ?2
@@ -398,17 +402,19 @@ DELETE FROM job_tags WHERE job_id IN (SELECT value FROM json_each(?1))
 -- name: delete_tags_of_stored_id
 DELETE FROM job_tags WHERE job_id = ?1 OR job_id = CAST(?1 AS TEXT)
 
--- name: delete_refs_of_jobs
-DELETE FROM job_refs WHERE job_id IN (SELECT value FROM json_each(?1))
+-- name: delete_refs
+-- The job_refs rows ?1 lists, a JSON array of [job_id, ref]: by primary key.
+DELETE FROM job_refs WHERE (ref, job_id) IN (SELECT value ->> 1, value ->> 0 FROM json_each(?1))
 
 -- name: delete_refs_of_stored_id
+-- A job whose id is not text (another program's row): a scan, on that rare path only.
 DELETE FROM job_refs WHERE job_id = ?1 OR job_id = CAST(?1 AS TEXT)
 
 -- ---------------------------------------------------------------- erasure
 -- (migrations/0011_refs.sql: job_refs, erasures; storage/sqlite/_erasure.py)
 
 -- name: count_ref
--- The jobs that refer to ?1 ("entity=value"), by state: job_refs_by_ref.
+-- The jobs that refer to ?1 ("entity=value"), by state: one range of job_refs.
 SELECT j.state, count(*), max(j.id)
 FROM job_refs AS r JOIN jobs AS j ON j.id = r.job_id
 WHERE r.ref = ?1
@@ -417,7 +423,7 @@ GROUP BY j.state
 -- name: ref_batch
 -- The next ?4 jobs that refer to ?1, by id, after ?2 (NULL: from the start)
 -- and up to ?3 (the highest id the count saw); what deleting them needs.
-SELECT j.id, j.state, j.kind, j.dedup_key, j.tags IS NOT NULL
+SELECT j.id, j.state, j.kind, j.dedup_key, j.tags IS NOT NULL, j.refs
 FROM job_refs AS r JOIN jobs AS j ON j.id = r.job_id
 WHERE r.ref = ?1 AND (?2 IS NULL OR r.job_id > ?2) AND r.job_id <= ?3
 ORDER BY r.job_id

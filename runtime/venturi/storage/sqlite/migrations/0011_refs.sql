@@ -2,21 +2,21 @@
 -- declarations, Task.refs()), each the text "entity=value", so that
 -- Queue.forget / venturi jobs forget --ref user=123 finds every job of one
 -- entity without scanning payloads (venturi._labels). As tags (0009):
--- jobs.refs keeps them as a JSON array for display (NULL for a job without
--- references, most of them), job_refs one row per reference, indexed by it,
--- written by the producer in the insert's transaction only for jobs that
--- have references and deleted with the job (prune, forget). A merge that
--- writes a new payload writes its references too.
+-- jobs.refs keeps them as a JSON array (NULL for a job without references,
+-- most of them), job_refs one row per reference, keyed by it: "the jobs that
+-- refer to this entity" is one range of the primary key. Written by the
+-- producer in the insert's transaction only for jobs that have references,
+-- and deleted with the job (prune, forget) by the keys jobs.refs lists, so
+-- the table needs no second index by job (one btree: a batch of jobs with
+-- two references each enqueued at 40% of the rate without them, with it).
+-- A merge that writes a new payload writes its references too.
 ALTER TABLE jobs ADD COLUMN refs TEXT;
 
 CREATE TABLE job_refs (
-    job_id TEXT NOT NULL,
     ref    TEXT NOT NULL,
-    PRIMARY KEY (job_id, ref)
+    job_id TEXT NOT NULL,
+    PRIMARY KEY (ref, job_id)
 ) WITHOUT ROWID;
-
--- "Jobs that refer to this entity": the lookup of forget.
-CREATE INDEX job_refs_by_ref ON job_refs (ref, job_id);
 
 -- One row per erasure (Queue.forget without dry_run): who asked (free text),
 -- when, the reference, and how many jobs it deleted in each state (a running
