@@ -106,6 +106,9 @@ def _facts(m: ModuleDecl, t: TaskDecl) -> list[str]:
         facts.append(f"- **Concurrency key**: {_key(t.concurrency)}")
     if t.tags:
         facts.append(f"- **Tags**: {', '.join(_code(tag) for tag in t.tags)}")
+    if t.refs:
+        refs = ", ".join(f"{_code(ref.entity)} from {_code(ref.text)}" for ref in t.refs)
+        facts.append(f"- **Entity references** (`venturi jobs forget --ref ENTITY=VALUE`): {refs}")
     if t.rate_limit is not None:
         per_key = f", per {_key(t.rate_limit.key)}" if t.rate_limit.key else ""
         facts.append(f"- **Rate limit**: at most {t.rate_limit.max} runs per {duration(t.rate_limit.per_ms)}{per_key}")

@@ -95,6 +95,16 @@ class KeyDecl:
 
 
 @dataclass(frozen=True, slots=True)
+class RefDecl:
+    """One entity reference (``refs: {user: owner.id}``): the entity, the attribute path
+    into the payload, and the path as declared (JSON names)."""
+
+    entity: str
+    path: tuple[str, ...]
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class RateLimitDecl:
     """``rate_limit:``, checked: at most ``max`` runs start in any ``per_ms``, per value of
     ``key`` when it is given."""
@@ -164,6 +174,7 @@ class TaskDecl:
     #: The stored documents' sensitive places (``payload.email``, ``payload.cards.*.number``,
     #: ``carry.token``), for the runtime's redaction and encryption (``venturi._sensitive``).
     sensitive: tuple[str, ...] = ()
+    refs: tuple[RefDecl, ...] = ()  # entity references, in declaration order
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ from venturi_gen.model import (
     MapType,
     ModuleDecl,
     OptionalType,
+    RefDecl,
     ScheduleDecl,
     StructDecl,
     TaskDecl,
@@ -98,6 +99,13 @@ def _key(key: KeyDecl) -> Code:
     return wrap("        ", f"return {call}", [_attribute(p) for p in key.paths], ")")
 
 
+def _refs(refs: tuple[RefDecl, ...]) -> Code:
+    """The body line of ``refs``: each entity's payload value, by entity name (an entity is
+    lowercase letters, digits and ``_``, checked by the schema; ``literal`` quotes it)."""
+    items = [f"{literal(ref.entity)}: {_attribute(ref.path)}" for ref in refs]
+    return wrap("        ", "return {", items, "}")
+
+
 def _upgrades(m: ModuleDecl, t: TaskDecl) -> dict[str, Code] | None:
     """The body of ``upgrades()``: the user's step modules, imported when first needed."""
     if not t.upgrades:
@@ -152,6 +160,7 @@ def _task(m: ModuleDecl, t: TaskDecl) -> str:
         "merge_module_literal": literal(f"{m.layout.merges}.{t.snake}") if t.on_collision == "custom" else None,
         "policy": ident((t.on_collision or "replace").capitalize()),
         "concurrency": _key(t.concurrency) if t.concurrency else None,
+        "refs": _refs(t.refs) if t.refs else None,
         "rate_limit": _rate_limit(t),
         "rate_key": _key(t.rate_limit.key) if t.rate_limit and t.rate_limit.key else None,
         "sensitive": _sensitive(t.sensitive) if t.sensitive else None,

@@ -1,4 +1,4 @@
-"""``venturi-gen review`` of the policies a job does not store: its retry policy and its tags.
+"""``venturi-gen review`` of the policies a job does not decode: retry policy, tags, entity refs.
 
 None of these changes breaks a reader, in either direction: a job stores no
 retry policy (the worker that runs a failing run applies its own task class's
@@ -15,6 +15,15 @@ a warning with its way through, in the class "safe" (any deploy order):
   enqueued with, and old producers write the old ones until they are deployed,
   so a filter by a new tag misses those jobs, and one by a removed tag still
   finds them.
+* ``refs`` (entity references) are written by producers too, and no reader
+  decodes them, but they decide which jobs an erasure (``venturi jobs forget
+  --ref``) finds. A reference added is missing from every job stored before,
+  and from those producers of the previous version write until they are
+  deployed: an erasure of that entity does not find them until they finish
+  and are pruned. A reference removed is no longer written, so an erasure by
+  it misses the new jobs. A changed path stores another field's value from
+  then on. Each is a warning that says so; deploy producers first to shorten
+  the window, and erase the jobs stored before by other means if they must go.
 """
 
 from __future__ import annotations
@@ -86,4 +95,45 @@ def policy_changes(old: TaskDecl, new: TaskDecl) -> list[PolicyChange]:
             "until those jobs finish, select them by the old tags too (venturi jobs list --tag OLD, "
             "cancel_jobs(tags=[...]))",
         ))  # fmt: skip
+    changes += ref_changes(old, new)
+    return changes
+
+
+def ref_changes(old: TaskDecl, new: TaskDecl) -> list[PolicyChange]:
+    """Entity references added, removed or moved to another field between two versions."""
+    before = {ref.entity: ref.text for ref in old.refs}
+    after = {ref.entity: ref.text for ref in new.refs}
+    changes: list[PolicyChange] = []
+    erase_old = ("deploy producers first; jobs stored before the change (and those producers of the "
+                 "previous version write meanwhile) are not found by this reference until they "
+                 "finish and are pruned: if they must go now, erase them by another reference they "
+                 "carry, or cancel them by kind and prune (venturi jobs cancel --kind, venturi prune)")
+    for entity, path in after.items():
+        was = before.get(entity)
+        if was is None:
+            changes.append(PolicyChange(
+                "REF_ADDED", ("tasks", new.name, "refs", entity),
+                f"entity reference {entity!r} added (from {path!r}): jobs stored before lack it, "
+                f"so venturi jobs forget --ref {entity}=VALUE (Queue.forget) does not find them",
+                erase_old,
+            ))  # fmt: skip
+        elif was != path:
+            changes.append(PolicyChange(
+                "REF_CHANGED", ("tasks", new.name, "refs", entity),
+                f"entity reference {entity!r} now comes from {path!r} instead of {was!r}: "
+                f"jobs stored before carry the value of {was!r}, so an erasure by the new "
+                "field's value does not find them",
+                erase_old,
+            ))  # fmt: skip
+    for entity, path in before.items():
+        if entity not in after:
+            where: Path = ("tasks", new.name, "refs") if new.refs else ("tasks", new.name)
+            changes.append(PolicyChange(
+                "REF_REMOVED", where,
+                f"entity reference {entity!r} removed (was {path!r}): jobs of this version no "
+                f"longer carry it, so venturi jobs forget --ref {entity}=VALUE does not find them; "
+                "jobs stored before still carry it and are still found",
+                "erase such an entity's new jobs by another reference they carry; keep the reference "
+                "while the payload holds data of that entity",
+            ))  # fmt: skip
     return changes

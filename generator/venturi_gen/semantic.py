@@ -44,6 +44,7 @@ from venturi_gen.model import (
     ModuleDecl,
     OptionalType,
     RateLimitDecl,
+    RefDecl,
     StructDecl,
     StructRef,
     TaskDecl,
@@ -382,6 +383,7 @@ def _task(doc: Document, name: str, spec: dict[str, Any], fields: dict[str, list
     if dedup is not None and "period" in dedup:
         unique_period_ms = _duration(doc, (*path, "dedup", "period"), dedup["period"], diags)
     rate_limit = _rate_limit(doc, path, spec.get("rate_limit"), fields["payload"], structs, diags)
+    refs = _refs(doc, path, spec.get("refs"), fields["payload"], structs, diags)
     concurrency = None
     if "concurrency_key" in spec:
         concurrency = resolve_key(doc, (*path, "concurrency_key"), spec["concurrency_key"],
@@ -457,7 +459,30 @@ def _task(doc: Document, name: str, spec: dict[str, Any], fields: dict[str, list
         rate_limit=rate_limit,
         unique_period_ms=unique_period_ms,
         sensitive=sensitive_paths(fields, structs),
+        refs=refs,
     )
+
+
+def _refs(doc: Document, path: Path, spec: dict[str, str] | None, payload: list[RawField],
+          structs: dict[str, list[RawField]], diags: list[Diagnostic]) -> tuple[RefDecl, ...]:
+    """``refs:`` checked: each entity's path resolved into the payload as a dedup key's
+    (the schema checks the entity names and their number)."""
+    if not spec:
+        return ()
+    resolved: list[RefDecl] = []
+    for entity, text in spec.items():
+        key = resolve_key(doc, (*path, "refs", entity), text, payload, structs, diags)
+        if key is not None and key_is_sensitive(key, payload, structs):
+            # A reference is stored in clear, in an index, so that an erasure finds it: it
+            # cannot be hashed, since "venturi jobs forget --ref" names the entity, not the task.
+            diags.append(doc.error((*path, "refs", entity), "SENSITIVE_REF",
+                                   f"the reference {entity!r} reads a sensitive field ({text}), but "
+                                   "references are stored in clear so that an erasure can find them; "
+                                   "refer to the entity by an id that is not sensitive (a user id, "
+                                   "not an e-mail address)"))
+        elif key is not None:
+            resolved.append(RefDecl(entity, key.paths[0], text))
+    return tuple(resolved)
 
 
 def _rate_limit(doc: Document, path: Path, spec: dict[str, Any] | None, payload: list[RawField],

@@ -36,12 +36,14 @@ from venturi.errors import (
 from venturi.storage._types import DecodeFailure, EnqueueOutcome, EnqueueResult, JobState
 
 if TYPE_CHECKING:
+    from venturi._forget import ForgetResult
     from venturi._hooks import EnqueueEvent, Hooks, RunEvent, RunOutcome
     from venturi._keyring import configure_encryption, reset_encryption
     from venturi._queue_async import AsyncQueue
     from venturi._rate_limit import RateLimit
     from venturi._schedule import Missed, Schedule
     from venturi.storage._admin_types import CancelOutcome, JobCount, QueueStats
+    from venturi.storage._erasure_types import Erasure
 
 # Names a producer seldom needs, imported from their module when first used (PEP 562), so
 # that ``import venturi`` does not build them (tests/integration/test_import_footprint.py
@@ -56,6 +58,8 @@ _LAZY = {
     "CancelOutcome": "venturi.storage._admin_types",
     "JobCount": "venturi.storage._admin_types",
     "QueueStats": "venturi.storage._admin_types",
+    "ForgetResult": "venturi._forget",
+    "Erasure": "venturi.storage._erasure_types",
 }
 
 
@@ -86,6 +90,8 @@ __all__ = [
     "EnqueueEvent",
     "EnqueueOutcome",
     "EnqueueResult",
+    "Erasure",
+    "ForgetResult",
     "Growth",
     "Hooks",
     "Independent",

@@ -17,7 +17,7 @@ from venturi import codec
 from venturi._clock import LATEST_RUN_AT, utcnow
 from venturi._ids import new_job_id, new_job_ids
 from venturi._journal import JournalEntry, JournalEvent
-from venturi._labels import TAG
+from venturi._labels import TAG, job_refs
 from venturi._merge import MergeKind, Pending
 from venturi._priority import Priority
 from venturi._sensitive import with_marker
@@ -93,12 +93,13 @@ def _class_kind(cls: type[Any]) -> str:
     return kind
 
 
-#: What an enqueue of a class fixes: kind, queue, fresh carry JSON, static tags.
-_Fixed = tuple[str, str, str, tuple[str, ...]]
+#: What an enqueue of a class fixes: kind, queue, fresh carry JSON, static tags, and
+#: whether the class declares references (``refs()`` overridden).
+_Fixed = tuple[str, str, str, tuple[str, ...], bool]
 
 
 def _checked_class(cls: type[Task[Any]], queue: str | None) -> _Fixed:
-    """``(kind, queue, fresh carry JSON, tags)`` of an enqueue of ``cls``, each checked once
+    """``(kind, queue, fresh carry JSON, tags, has refs)`` of an enqueue of ``cls``, each checked once
     per call (by class in ``enqueue_many``): text every backend stores. The class's own
     (its KIND, QUEUE and TAGS) are checked once per process."""
     fixed = _CLASS_FACTS.get(cls) if not queue else None
@@ -112,7 +113,10 @@ def _checked_class(cls: type[Task[Any]], queue: str | None) -> _Fixed:
         raise ConfigurationError(f"queue must be a string, got {type(name).__name__}")
     _check_text(name, "queue")
     tags = cls.TAGS and TAG.checked(cls.TAGS, f"{cls.__qualname__}.TAGS")
-    fixed = (kind, name, _FRESH_CARRY_JSON.get(cls) or fresh_carry_json(cls), tags)
+    fixed = (
+        kind, name, _FRESH_CARRY_JSON.get(cls) or fresh_carry_json(cls), tags,
+        cls.refs is not _BASE_REFS,
+    )  # fmt: skip
     if not queue and not _sealed_carry(cls):
         _CLASS_FACTS[cls] = fixed
     return fixed
@@ -180,6 +184,15 @@ def _rate_key(task: Task[Any]) -> str | None:
 _PRIORITIES = frozenset(int(level) for level in Priority)
 
 
+#: ``Task.refs``, which a class that declares no references inherits.
+_BASE_REFS: object = Task.__dict__["refs"]
+
+
+def _refs(task: Task[Any]) -> tuple[str, ...] | None:
+    """The references stored with ``task``'s job (only called for a class that declares them)."""
+    return job_refs(task.refs(), f"{type(task).__qualname__}.refs()")
+
+
 def _priority(task: Task[Any], level: Any) -> int:
     """``task.priority()``'s ``level`` as stored, when it is a ``Priority`` (or its value)."""
     if type(level) is Priority or (
@@ -237,7 +250,7 @@ def build_request(
     """
     when = now if run_at is None and delay is None else resolve_run_at(now, run_at, delay)
     cls = type(task)
-    kind, name, carry, static_tags = _checked_class(cls, queue)
+    kind, name, carry, static_tags, has_refs = _checked_class(cls, queue)
     job_tags = static_tags if tags is None else TAG.combined(static_tags, tags)
     payload = encode_payload(task)
     if cls.SENSITIVE:  # named in the job's headers, for tools that do not import the task
@@ -264,6 +277,7 @@ def build_request(
         headers,
         job_tags or None,
         _rate_key(task),
+        _refs(task) if has_refs else None,
     )
     if dedup_key is None:
         return EnqueueRequest(job, None)
@@ -331,7 +345,7 @@ def _requests(
         if fixed is None:
             fixed = _checked_class(cls, queue)
             if extra_tags is not None:  # the job's tags, once per class of the batch
-                fixed = (*fixed[:3], TAG.combined(fixed[3], extra_tags))
+                fixed = (*fixed[:3], TAG.combined(fixed[3], extra_tags), fixed[4])
             per_class[cls] = fixed
             if cls.SENSITIVE:
                 marked[cls] = with_marker(headers, cls.SENSITIVE)
@@ -360,6 +374,7 @@ def _requests(
             marked.get(cls, headers) if marked else headers,
             fixed[3] or None,
             None if cls.RATE_LIMIT is None else _rate_key(task),
+            _refs(task) if fixed[4] else None,
         )
         if dedup_key is None:
             yield EnqueueRequest(job, None)
@@ -417,6 +432,7 @@ def _decider(task: Task[Any], now: datetime, when: datetime, queue: str) -> Any:
                 version=cls.VERSION,
                 run_at=when,
                 queue=queue,
+                refs=_refs(task) if cls.refs is not _BASE_REFS else None,
             )
         merged_task = decision.task
         if not isinstance(merged_task, cls):
@@ -448,6 +464,9 @@ def _decider(task: Task[Any], now: datetime, when: datetime, queue: str) -> Any:
             version=cls.VERSION,
             run_at=run_at,
             queue=moved_to,
+            refs=job_refs(merged_task.refs(), f"{cls.__qualname__}.refs()")
+            if cls.refs is not _BASE_REFS
+            else None,
         )
 
     return decide
@@ -481,6 +500,7 @@ class JobInfo(Generic[T]):
     journal: tuple[JournalEntry, ...]
     decode_failures: tuple[DecodeFailure, ...] = ()
     tags: tuple[str, ...] = ()  # the task's and the enqueue's (see venturi._labels)
+    refs: tuple[str, ...] = ()  # the entities it refers to, ``entity=value`` each
 
     @property
     def has_output(self) -> bool:
@@ -584,6 +604,7 @@ def job_info(stored: StoredJob, task_cls: type[T] | None = None) -> JobInfo[T]:
         journal=stored.journal,
         decode_failures=tuple(parts.failures),
         tags=stored.tags,
+        refs=stored.refs,
     )
 
 

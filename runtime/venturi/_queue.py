@@ -20,6 +20,7 @@ from venturi._bulk import (
 )
 from venturi._clock import utcnow
 from venturi._enqueue import JobInfo, build_request, build_requests, job_info
+from venturi._forget import ForgetResult, added, forgotten_ref, requested_by_text
 from venturi._task import Task
 from venturi.errors import ConfigurationError, JobNotFound, JobWaitTimeout
 from venturi.storage._types import TERMINAL_STATES
@@ -27,6 +28,7 @@ from venturi.storage._types import TERMINAL_STATES
 if TYPE_CHECKING:
     from venturi._hooks import Hooks, HookSet
     from venturi.storage._admin_types import CancelOutcome, JobSelection, QueueStats
+    from venturi.storage._erasure_types import Erasure
     from venturi.storage._protocol import Storage
     from venturi.storage._types import EnqueueResult, JobState
 
@@ -293,6 +295,57 @@ class Queue:
             if progress is not None:
                 progress(changed)
         return BulkResult(count, changed, batches)
+
+    # -- erasure ---------------------------------------------------------------------
+
+    def forget(
+        self,
+        *,
+        ref: tuple[str, Any],
+        requested_by: str | None = None,
+        dry_run: bool = False,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        counted: Counted | None = None,
+        progress: Progress | None = None,
+    ) -> ForgetResult:
+        """Delete every job that refers to an entity: ``ref=("user", "123")`` finds the
+        jobs whose task declares ``refs: {user: ...}`` with that value, through an index.
+
+        The jobs are counted first (``result.matched``, also given to ``counted``);
+        then, unless ``dry_run``, an audit record is written (``requested_by``: who
+        asked, free text; when; the reference; the counts, never the data) and the jobs
+        are deleted with their journal in transactions of ``batch_size``, whatever their
+        state. A running job is deleted too: that is its fence, so its worker's result is
+        rejected and nothing of it remains when its run ends. ``progress`` is told the
+        total after each batch. Jobs enqueued after the count are left alone.
+        """
+        text = forgotten_ref(ref)
+        who = requested_by_text(requested_by)
+        check_batch_size(batch_size)
+        count = self.storage.count_ref(text)
+        if counted is not None:
+            counted(count)
+        if dry_run:
+            return ForgetResult(text, count)
+        erasure_id = self.storage.open_erasure(text, requested_by=who, now=utcnow())
+        erased: dict[JobState, int] = {}
+        batches = 0
+        after: str | None = None
+        while count.last_id is not None:
+            batch = self.storage.forget_batch(
+                text, erasure_id=erasure_id, limit=batch_size, after_id=after,
+                up_to_id=count.last_id,
+            )  # fmt: skip
+            if batch.last_id is None:
+                break
+            erased, batches, after = added(erased, batch.erased), batches + 1, batch.last_id
+            if progress is not None:
+                progress(sum(erased.values()))
+        return ForgetResult(text, count, erased, erasure_id, batches)
+
+    def erasures(self, *, limit: int = 100) -> list[Erasure]:
+        """The newest ``limit`` erasures' audit records (``venturi jobs forget --list``)."""
+        return self.storage.erasures(limit=limit)
 
     def close(self) -> None:
         """Close the storage this queue opened from a URL; one passed in is left open."""

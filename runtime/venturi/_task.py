@@ -40,7 +40,8 @@ class Task(Generic[C]):
     ``VERSION`` (of the stored payload and carry shape, with ``upgrades``
     from older versions; see ``venturi._upgrade``) and ``MAX_FAILURES`` and
     ``GROWTH`` (the task's own failure backstop and backoff curve; ``None``
-    uses the worker's) and ``TAGS`` (labels stored with each of its jobs).
+    uses the worker's) and ``TAGS`` (labels stored with each of its jobs); ``refs()``
+    names the entities a job refers to (``venturi._labels``).
     Subclasses must implement ``to_json`` and ``from_json`` strictly.
     """
 
@@ -119,6 +120,11 @@ class Task(Generic[C]):
         """The value a keyed ``RATE_LIMIT`` applies to (an account id); None: the task's
         jobs without a key share one limit."""
         return None
+
+    def refs(self) -> dict[str, Any]:
+        """The entities this job refers to, by entity name (``{"user": self.user_id}``):
+        stored with the job as ``user=...`` so that ``Queue.forget`` finds it. None here."""
+        return {}
 
     def merge(self, existing: Pending[Any, C]) -> Merge[Any, C]:
         """Decide what happens when a pending job with the same dedup key exists.

@@ -149,6 +149,18 @@ def test_tags_are_listed(project: Project) -> None:
     assert "- **Tags**: `billing`, `team:payments`, `sync.v2`" in result.out.splitlines()
 
 
+def test_entity_references_are_listed(project: Project) -> None:
+    project.write("tasks.venturi.yaml", (GOLDEN / "refs/input.yaml").read_text("utf-8"))
+    result = project.gen("docs", "tasks.venturi.yaml")
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    assert (
+        "- **Entity references** (`venturi jobs forget --ref ENTITY=VALUE`): `user` from `user_id`, "
+        "`order` from `order.id`"
+    ) in lines
+    assert any("`day` from `from`" in line for line in lines)
+
+
 def test_rate_limits_and_unique_periods(project: Project) -> None:
     project.write("a/tasks.venturi.yaml", (GOLDEN / "rate_limits/input.yaml").read_text("utf-8"))
     project.write("b/tasks.venturi.yaml", (GOLDEN / "unique_period/input.yaml").read_text("utf-8"))

@@ -418,6 +418,63 @@ tasks:
             f"t.yaml:12:16: error[INVALID_TAG]: '{'x' * 65}': a tag is 1 to 64 letters, digits or `_ . : -`",
         ],
     ),
+    "refs_entities": (
+        HEAD
+        + """\
+tasks:
+  Ship:
+    kind: ship
+    payload:
+      user_id: string
+    refs: {user: user_id, Customer: user_id}
+  Pay:
+    kind: pay
+    refs: {}
+  Bill:
+    kind: bill
+    payload:
+      id: int
+    refs: {account: [id]}
+""",
+        [
+            "t.yaml:8:27: error[INVALID_REF_ENTITY]: 'Customer': an entity name is 1 to 64 lowercase "
+            "letters, digits or `_`, starting with a letter (`user`, `order`)",
+            "t.yaml:11:11: error[BAD_VALUE]: tasks.Pay.refs must not be empty",
+            "t.yaml:16:21: error[WRONG_TYPE]: tasks.Bill.refs.account must be a string, not a list",
+        ],
+    ),
+    "refs_paths": (
+        HEAD
+        + """\
+types:
+  Order:
+    fields:
+      id: int
+      lines: list[int]
+tasks:
+  Ship:
+    kind: ship
+    payload:
+      user_id: string
+      order: Order
+      note: optional[string]
+    refs:
+      user: usr_id
+      order: order.lines
+      note: note
+      deep: user_id.x
+""",
+        [
+            "t.yaml:16:13: error[UNKNOWN_KEY_PATH]: 'usr_id': the payload has no field 'usr_id'; "
+            "did you mean 'user_id'?",
+            "t.yaml:17:14: error[NON_SCALAR_KEY_PATH]: 'order.lines' is list[int]; a key must end at "
+            "a scalar field (string, int, uuid, ...)",
+            "t.yaml:18:13: error[NON_SCALAR_KEY_PATH]: 'note' is optional; a key needs a value in "
+            "every task",
+            "t.yaml:19:13: error[NON_SCALAR_KEY_PATH]: 'user_id' is string, so the key path cannot "
+            "continue into it",
+        ],
+    ),
     "retry_base_without_cap": (
         HEAD
         + """\
@@ -478,6 +535,27 @@ tasks:
         [
             "t.yaml:11:23: error[SENSITIVE_PRIORITY]: the priority field is sensitive, but a job's "
             "priority is stored in clear, as its own column; take the priority from another field",
+        ],
+    ),
+    "sensitive_ref": (
+        HEAD
+        + """\
+types:
+  Contact:
+    fields:
+      email: {type: string, sensitive: true}
+tasks:
+  Notify:
+    kind: notify
+    payload:
+      user_id: string
+      contact: Contact
+    refs: {user: user_id, mailbox: contact.email}
+""",
+        [
+            "t.yaml:13:36: error[SENSITIVE_REF]: the reference 'mailbox' reads a sensitive field "
+            "(contact.email), but references are stored in clear so that an erasure can find them; "
+            "refer to the entity by an id that is not sensitive (a user id, not an e-mail address)",
         ],
     ),
     "sensitive_not_a_boolean": (

@@ -261,6 +261,30 @@ RULES = {
         "tags changed (added 'weekly'; removed 'nightly'): jobs stored before keep the tags they were "
         "enqueued with", (), "any order", 0, task=CLEAN,
         base=("    kind: shop.cleanup\n", "    kind: shop.cleanup\n    tags: [maintenance, nightly]\n")),
+    "ref added": Rule(
+        "    dedup: {key: order_id, on_collision: keep}\n",
+        "    dedup: {key: order_id, on_collision: keep}\n    refs: {customer: customer.id}\n",
+        ("    refs:", 12), "REF_ADDED", "warning",
+        "entity reference 'customer' added (from 'customer.id'): jobs stored before lack it, so "
+        "venturi jobs forget --ref customer=VALUE (Queue.forget) does not find them", (), "any order", 0),
+    "ref changed": Rule(
+        "    refs: {customer: customer.id, order: order_id}\n", "    refs: {customer: email, order: order_id}\n",
+        ("    refs:", 12), "REF_CHANGED", "warning",
+        "entity reference 'customer' now comes from 'email' instead of 'customer.id'", (), "any order", 0,
+        base=("    dedup: {key: order_id, on_collision: keep}\n",
+              "    dedup: {key: order_id, on_collision: keep}\n    refs: {customer: customer.id, order: order_id}\n")),
+    "ref removed": Rule(
+        "    refs: {customer: customer.id, order: order_id}\n", "    refs: {order: order_id}\n",
+        ("    refs:", 5), "REF_REMOVED", "warning",
+        "entity reference 'customer' removed (was 'customer.id'): jobs of this version no longer carry it",
+        (), "any order", 0,
+        base=("    dedup: {key: order_id, on_collision: keep}\n",
+              "    dedup: {key: order_id, on_collision: keep}\n    refs: {customer: customer.id, order: order_id}\n")),
+    "refs removed": Rule(
+        "    refs: {order: order_id}\n", "", ("  SendReceipt:", 3), "REF_REMOVED", "warning",
+        "entity reference 'order' removed (was 'order_id')", (), "any order", 0,
+        base=("    dedup: {key: order_id, on_collision: keep}\n",
+              "    dedup: {key: order_id, on_collision: keep}\n    refs: {order: order_id}\n")),
     "rate limit added": Rule(
         "    kind: shop.cleanup\n", "    kind: shop.cleanup\n    rate_limit: {per: 1s, max: 10}\n",
         ("    rate_limit:", 5), "RATE_LIMIT_ADDED", "warning", "rate limit added (at most 10 per 1s)", (),

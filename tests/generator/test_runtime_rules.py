@@ -35,3 +35,12 @@ def test_the_schemas_tag_is_the_runtimes() -> None:
     tag = schema()["$defs"]["tag"]
     assert tag["pattern"] == f"^{TAG.pattern.pattern}$(?!\\n)"
     assert schema()["$defs"]["task"]["properties"]["tags"]["maxItems"] == TAG.most
+
+
+def test_the_schemas_entity_references_are_the_runtimes() -> None:
+    # An entity name the schema accepts is one the runtime accepts, and as many of them.
+    from venturi._labels import MOST_REFS, REF_ENTITY
+    from venturi_gen.schema_check import schema
+
+    assert schema()["$defs"]["refEntity"]["pattern"] == f"^{REF_ENTITY.pattern}$(?!\\n)"
+    assert schema()["$defs"]["task"]["properties"]["refs"]["maxProperties"] == MOST_REFS

@@ -1,5 +1,5 @@
 """The rate-limited claim's plan does not depend on the statistics either
-(migrations/0012_rate_claim_plan.sql).
+(migrations/0013_rate_claim_plan.sql).
 
 The candidates of a rate-limited kind used to be one scan of every requested queue
 at once, which no index returns in claim order: with 100,000 pending jobs, analyzed

@@ -48,7 +48,7 @@ def test_migrate_equals_each_migration_applied_in_order(tmp_path: Path) -> None:
     assert version == _schema.latest_version() >= 1
     assert schema_of(fresh) == schema_of(stepwise)
     assert {name for kind, name, _, _ in schema_of(fresh) if kind == "table"} == {
-        "job_tags", "jobs", "journal", "queue_pauses", "rate_limits", "rate_slots",
+        "erasures", "job_refs", "job_tags", "jobs", "journal", "queue_pauses", "rate_limits", "rate_slots",
         "schedule_slots", "schedules", "unique_keys", "venturi_schema_version",
     }
 

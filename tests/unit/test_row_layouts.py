@@ -46,4 +46,5 @@ def test_the_job_layout_reads_a_row_by_name() -> None:
     assert row.journal_count == values[fields.index("journal_count")]  # type: ignore[comparison-overlap]  # a str here
     assert row.carry_version == values[fields.index("carry_version")]  # type: ignore[comparison-overlap]
     assert row.tags == values[fields.index("tags")]
-    assert row.headers == values[-1]
+    assert row.headers == values[fields.index("headers")]
+    assert row.refs == values[-1]

@@ -109,6 +109,7 @@ def job_json(job: StoredJob, *, with_journal: bool) -> dict[str, Any]:
         "output": output,
         "decode_failures": failures_json(job),
         "tags": list(job.tags),
+        "refs": list(job.refs),
     }
     if with_journal:
         data["journal"] = [journal_json(entry) for entry in job.journal]
@@ -193,6 +194,8 @@ def write_details(job: StoredJob, out: TextIO) -> None:
         _field(out, "concurrency", job.concurrency_key)
     if job.tags:
         _field(out, "tags", ", ".join(job.tags))
+    if job.refs:
+        _field(out, "refs", ", ".join(job.refs))
     if job.error_code or job.error_message:
         _field(out, "error", f"{job.error_code or 'error'}: {job.error_message or ''}".rstrip(": "))
     payload, carry, output = _shown(job)

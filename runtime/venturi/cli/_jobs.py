@@ -1,4 +1,4 @@
-"""``venturi jobs``: list, show, cancel and retry jobs.
+"""``venturi jobs``: list, show, cancel and retry jobs (and forget an entity's: ``_forget``).
 
 The chores an operator does by hand when something goes wrong: find the
 failing jobs, read their journal, stop one (or every one of a kind), send a
@@ -17,6 +17,7 @@ from venturi._clock import utcnow
 from venturi._durations import HELP as DURATION_HELP
 from venturi._labels import TAG
 from venturi._queue import Queue
+from venturi.cli import _forget
 from venturi.cli._args import SubParsers, comma_list, duration, positive_int
 from venturi.cli._database import add_database_option, open_storage
 from venturi.cli._declared import load_named
@@ -46,7 +47,7 @@ def _states(text: str) -> list[JobState]:
 
 def register(commands: SubParsers) -> None:
     jobs = commands.add_parser(
-        "jobs", help="list, show, cancel or retry jobs", description="Inspect and steer jobs."
+        "jobs", help="list, show, cancel, retry or forget jobs", description="Inspect and steer jobs."
     )
     actions = jobs.add_subparsers(dest="jobs_command", metavar="ACTION", required=True)
 
@@ -116,6 +117,8 @@ def register(commands: SubParsers) -> None:
     _add_tasks_option(retry)
     _add_bulk_options(retry, "dead,cancelled")
     retry.set_defaults(handler=run_retry)
+
+    _forget.register(actions)
 
 
 def _add_tasks_option(parser: argparse.ArgumentParser) -> None:

@@ -143,6 +143,7 @@ def _fast(
         journal_count=row.journal_count,
         tags=stored_labels(row.tags) if row.tags is not None else (),
         headers=row.headers,
+        refs=stored_labels(row.refs) if row.refs is not None else (),
     )
 
 
@@ -236,6 +237,7 @@ def _careful(
         journal_count=row.journal_count if type(row.journal_count) is int else len(journal),
         tags=stored_labels(row.tags) if row.tags is not None else (),
         headers=row.headers if isinstance(row.headers, str) else None,
+        refs=stored_labels(row.refs) if row.refs is not None else (),
     )
 
 

@@ -51,6 +51,7 @@ class JobRow(NamedTuple, Generic[Time]):
     carry_version: int  # written with (see venturi/_upgrade.py)
     tags: Any  # text[] on PostgreSQL, JSON text on SQLite; NULL: none (venturi._labels)
     headers: str | None  # what the enqueue stored with the job (JSON), if any
+    refs: Any  # entity references as the backend stores them (venturi._labels), like tags
 
 
 class ClaimRow(NamedTuple, Generic[Time]):

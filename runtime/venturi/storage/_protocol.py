@@ -30,6 +30,7 @@ from venturi.storage._admin_types import (
     ScheduleInfo,
     ScheduleRecord,
 )
+from venturi.storage._erasure_types import Erasure, ForgetBatch
 from venturi.storage._overview import EXACT_UP_TO
 from venturi.storage._overview_types import DeadGroups, JobLease, LeaseHolder, Overview
 from venturi.storage._run_types import ClaimedJob, ClaimLimit, ClaimRequest, RunResult
@@ -197,6 +198,28 @@ class Storage(Protocol):
         """``cancel_jobs`` for sending dead or cancelled jobs back to pending."""
         ...
 
+    # -- erasure (Queue.forget; storage/_erasure_types.py) ----------------------------
+
+    def count_ref(self, ref: str) -> JobCount:
+        """How many jobs refer to ``ref`` (``entity=value``), by state, found by its index."""
+        ...
+
+    def open_erasure(self, ref: str, *, requested_by: str | None, now: datetime) -> int:
+        """Write an erasure's audit record, nothing erased yet, in its own transaction; its id."""
+        ...
+
+    def forget_batch(
+        self, ref: str, *, erasure_id: int, limit: int, after_id: str | None, up_to_id: str
+    ) -> ForgetBatch:
+        """Delete the next ``limit`` jobs referring to ``ref`` with ids in (``after_id``,
+        ``up_to_id``], whatever their state, with their journal and side rows, and add
+        the counts to the erasure's record, in one transaction."""
+        ...
+
+    def erasures(self, *, limit: int = 100, ref: str | None = None) -> list[Erasure]:
+        """The newest ``limit`` audit records (of ``ref`` only, when given)."""
+        ...
+
     # -- the dashboard (venturi dashboard) ---------------------------------------
 
     def overview(self, *, now: datetime, exact_up_to: int = EXACT_UP_TO) -> Overview:
@@ -313,6 +336,16 @@ class AsyncStorage(Protocol):
         after_id: str | None,
         up_to_id: str,
     ) -> BulkBatch: ...
+
+    async def count_ref(self, ref: str) -> JobCount: ...
+
+    async def open_erasure(self, ref: str, *, requested_by: str | None, now: datetime) -> int: ...
+
+    async def forget_batch(
+        self, ref: str, *, erasure_id: int, limit: int, after_id: str | None, up_to_id: str
+    ) -> ForgetBatch: ...
+
+    async def erasures(self, *, limit: int = 100, ref: str | None = None) -> list[Erasure]: ...
 
     # -- worker side -----------------------------------------------------------
 

@@ -57,6 +57,8 @@ class NewJob(NamedTuple):
     tags: tuple[str, ...] | None = None  # checked and each once (venturi._labels); None: none
     #: The value a keyed rate limit applies to (``Task.rate_key``); None without one.
     rate_key: str | None = None
+    #: The entities the job refers to, each ``entity=value`` (``venturi._labels``); None: none.
+    refs: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +113,7 @@ class StoredJob:
     #: What the enqueue stored with the job (JSON of strings): the hooks' trace context,
     #: and the places of its sensitive values (``venturi._sensitive``).
     headers: str | None = None
+    refs: tuple[str, ...] = ()  # ``entity=value`` each (venturi._labels)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +136,9 @@ class MergeAction:
     version: int = 1  # of the payload and carry written (REPLACE, WITH)
     run_at: datetime | None = None  # the job's new run time (REPLACE, WITH)
     queue: str | None = None  # the job's new queue (REPLACE, WITH)
+    #: The references of the payload written (REPLACE, WITH; None: it has none): they
+    #: follow the payload, so the job is found by the entities its data now names.
+    refs: tuple[str, ...] | None = None
 
 
 #: Called by storage, inside its enqueue transaction, with the locked candidate row.

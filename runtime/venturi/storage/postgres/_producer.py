@@ -321,6 +321,7 @@ def _apply(
     params.update(
         id=existing_id, payload=payload, carry=carry, priority=priority, version=action.version,
         run_at=None if action.run_at is None else aware(action.run_at), queue=action.queue,
+        refs=action.refs and list(action.refs),
     )  # fmt: skip
     yield Stmt(queries["merge_into"], params)
     return EnqueueResult(existing_id, _OUTCOME[action.kind])

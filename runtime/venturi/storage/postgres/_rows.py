@@ -68,6 +68,7 @@ _SHARED = (
     ("version", "v", "version"),
     ("headers", "h", "headers"),
     ("tags", "t", "tags"),
+    ("refs", "rf", "refs"),
 )
 
 
@@ -103,6 +104,8 @@ def insert_params(jobs: Sequence[NewJob]) -> dict[str, Any]:
             row["r"] = aware(run_at).isoformat()
     if params["tags"] is not None:  # a tuple: psycopg dumps lists as arrays
         params["tags"] = list(params["tags"])
+    if params["refs"] is not None:
+        params["refs"] = list(params["refs"])
     params["doc"] = dumps(rows)
     params["queues"] = list(dict.fromkeys(columns["queue"]))
     return params
@@ -115,6 +118,7 @@ def job_params(job: NewJob) -> dict[str, Any]:
         "payload": job.payload, "carry": job.carry, "ck": job.concurrency_key,
         "run_at": aware(job.run_at), "version": job.version,
         "headers": job.headers, "tags": job.tags and list(job.tags),
+        "refs": job.refs and list(job.refs),
     }  # fmt: skip
 
 
@@ -125,6 +129,7 @@ def keyed_params(job: NewJob) -> dict[str, Any]:
         "payload": job.payload, "carry": job.carry, "dedup_key": job.dedup_key,
         "ck": job.concurrency_key, "run_at": aware(job.run_at), "version": job.version,
         "headers": job.headers, "tags": job.tags and list(job.tags),
+        "refs": job.refs and list(job.refs),
     }  # fmt: skip
 
 

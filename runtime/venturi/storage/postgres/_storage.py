@@ -46,6 +46,7 @@ from venturi.storage._admin_types import (
     ScheduleRecord,
 )
 from venturi.storage._app_connection import application_connection
+from venturi.storage._erasure_types import Erasure, ForgetBatch
 from venturi.storage._overview import EXACT_UP_TO
 from venturi.storage._overview_types import DeadGroups, JobLease, LeaseHolder, Overview
 from venturi.storage._types import (
@@ -58,6 +59,7 @@ from venturi.storage._types import (
 )
 from venturi.storage.postgres import (
     _backlog,
+    _erasure,
     _operator,
     _overview,
     _producer,
@@ -482,6 +484,37 @@ class PostgresStorage:
             ),
             what="retry jobs",
         )  # fmt: skip
+
+    # -- erasure (Queue.forget) ------------------------------------------------------
+
+    def count_ref(self, ref: str) -> JobCount:
+        return self._run(
+            lambda: _erasure.count(self._queries, ref), what="count an entity's jobs", atomic=False
+        )
+
+    def open_erasure(self, ref: str, *, requested_by: str | None, now: datetime) -> int:
+        return self._run(
+            lambda: _erasure.open_erasure(self._queries, ref, requested_by, now),
+            what="record an erasure",
+        )
+
+    def forget_batch(
+        self, ref: str, *, erasure_id: int, limit: int, after_id: str | None, up_to_id: str
+    ) -> ForgetBatch:
+        return self._run(
+            lambda: _erasure.forget_batch(
+                self._queries, ref, erasure_id=erasure_id, limit=limit, after_id=after_id,
+                up_to_id=up_to_id,
+            ),
+            what="erase an entity's jobs",
+        )  # fmt: skip
+
+    def erasures(self, *, limit: int = 100, ref: str | None = None) -> list[Erasure]:
+        return self._run(
+            lambda: _erasure.erasures(self._queries, limit=limit, ref=ref),
+            what="list erasures",
+            atomic=False,
+        )
 
     def ready_counts_of_kinds(self, kinds: Sequence[str], *, now: datetime) -> dict[str, int]:
         if not kinds:

@@ -47,15 +47,16 @@ INSERT INTO {schema}.schema_version (version, name) VALUES (%(version)s, %(name)
 -- commits. A lost reply is retried with insert_jobs_again.
 WITH ins AS (
     INSERT INTO {schema}.jobs (id, kind, queue, priority, state, payload, carry, concurrency_key,
-                               run_at, payload_version, carry_version, headers, tags)
+                               run_at, payload_version, carry_version, headers, tags, refs)
     SELECT r.i, coalesce(r.k, %(kind)s), coalesce(r.q, %(queue)s),
            coalesce(r.p, %(priority)s::smallint), 'pending', r.d, coalesce(r.c, %(carry)s),
            coalesce(r.ck, %(ck)s), coalesce(r.r, %(run_at)s::timestamptz),
            coalesce(r.v, %(version)s::integer), coalesce(r.v, %(version)s::integer),
-           coalesce(r.h, %(headers)s), coalesce(r.t, %(tags)s::text[])
+           coalesce(r.h, %(headers)s), coalesce(r.t, %(tags)s::text[]),
+           coalesce(r.rf, %(refs)s::text[])
     FROM jsonb_to_recordset(%(doc)s::jsonb) AS r(
         i text, k text, q text, p smallint, d text, c text, ck text, r timestamptz, v integer,
-        h text, t text[])
+        h text, t text[], rf text[])
 )
 SELECT pg_notify({channel}, q) FROM unnest(%(queues)s::text[]) AS q
 
@@ -72,15 +73,16 @@ COMMIT
 -- rows that the first attempt committed are skipped, not duplicated.
 WITH ins AS (
     INSERT INTO {schema}.jobs (id, kind, queue, priority, state, payload, carry, concurrency_key,
-                               run_at, payload_version, carry_version, headers, tags)
+                               run_at, payload_version, carry_version, headers, tags, refs)
     SELECT r.i, coalesce(r.k, %(kind)s), coalesce(r.q, %(queue)s),
            coalesce(r.p, %(priority)s::smallint), 'pending', r.d, coalesce(r.c, %(carry)s),
            coalesce(r.ck, %(ck)s), coalesce(r.r, %(run_at)s::timestamptz),
            coalesce(r.v, %(version)s::integer), coalesce(r.v, %(version)s::integer),
-           coalesce(r.h, %(headers)s), coalesce(r.t, %(tags)s::text[])
+           coalesce(r.h, %(headers)s), coalesce(r.t, %(tags)s::text[]),
+           coalesce(r.rf, %(refs)s::text[])
     FROM jsonb_to_recordset(%(doc)s::jsonb) AS r(
         i text, k text, q text, p smallint, d text, c text, ck text, r timestamptz, v integer,
-        h text, t text[])
+        h text, t text[], rf text[])
     ON CONFLICT (id) DO NOTHING
 )
 SELECT pg_notify({channel}, q) FROM unnest(%(queues)s::text[]) AS q
@@ -91,9 +93,10 @@ SELECT pg_notify({channel}, q) FROM unnest(%(queues)s::text[]) AS q
 -- with its NOTIFY in the same statement (delivered at commit).
 WITH ins AS (
     INSERT INTO {schema}.jobs (id, kind, queue, priority, state, payload, carry, concurrency_key,
-                               run_at, payload_version, carry_version, headers, tags)
+                               run_at, payload_version, carry_version, headers, tags, refs)
     VALUES (%(id)s, %(kind)s, %(queue)s, %(priority)s, 'pending', %(payload)s, %(carry)s, %(ck)s,
-            %(run_at)s, %(version)s, %(version)s, %(headers)s, %(tags)s::text[])
+            %(run_at)s, %(version)s, %(version)s, %(headers)s, %(tags)s::text[],
+            %(refs)s::text[])
 )
 SELECT pg_notify({channel}, %(queue)s)
 
@@ -101,9 +104,10 @@ SELECT pg_notify({channel}, %(queue)s)
 -- insert_job once more after a lost reply (see insert_jobs_again).
 WITH ins AS (
     INSERT INTO {schema}.jobs (id, kind, queue, priority, state, payload, carry, concurrency_key,
-                               run_at, payload_version, carry_version, headers, tags)
+                               run_at, payload_version, carry_version, headers, tags, refs)
     VALUES (%(id)s, %(kind)s, %(queue)s, %(priority)s, 'pending', %(payload)s, %(carry)s, %(ck)s,
-            %(run_at)s, %(version)s, %(version)s, %(headers)s, %(tags)s::text[])
+            %(run_at)s, %(version)s, %(version)s, %(headers)s, %(tags)s::text[],
+            %(refs)s::text[])
     ON CONFLICT (id) DO NOTHING
 )
 SELECT pg_notify({channel}, %(queue)s)
@@ -126,10 +130,10 @@ FROM (SELECT DISTINCT hashtextextended(k, 0) AS h FROM unnest(%(keys)s::text[]) 
 WITH ins AS (
     INSERT INTO {schema}.jobs (id, kind, queue, priority, state, payload, carry, dedup_key,
                                concurrency_key, run_at, payload_version, carry_version, headers,
-                               tags)
+                               tags, refs)
     SELECT %(id)s, %(kind)s, %(queue)s, %(priority)s, 'pending', %(payload)s, %(carry)s,
            %(dedup_key)s, %(ck)s, %(run_at)s, %(version)s, %(version)s, %(headers)s,
-           %(tags)s::text[]
+           %(tags)s::text[], %(refs)s::text[]
     WHERE NOT EXISTS (
         SELECT 1 FROM {schema}.jobs AS o
         WHERE o.kind = %(kind)s AND o.dedup_key = %(dedup_key)s AND o.state = 'pending')
@@ -144,10 +148,10 @@ SELECT pg_notify({channel}, ins.queue) FROM ins
 WITH ins AS (
     INSERT INTO {schema}.jobs (id, kind, queue, priority, state, payload, carry, dedup_key,
                                concurrency_key, run_at, payload_version, carry_version, headers,
-                               tags)
+                               tags, refs)
     VALUES (%(id)s, %(kind)s, %(queue)s, %(priority)s, 'pending', %(payload)s, %(carry)s,
             %(dedup_key)s, %(ck)s, %(run_at)s, %(version)s, %(version)s, %(headers)s,
-            %(tags)s::text[])
+            %(tags)s::text[], %(refs)s::text[])
 )
 SELECT pg_notify({channel}, %(queue)s)
 
@@ -192,10 +196,12 @@ FOR UPDATE OF j
 -- Keep (payload, carry, priority, run time and queue NULL: unchanged), Replace or
 -- With, plus the merge's journal entry, in one statement. A job a merge makes
 -- due (its run time now at or before the merge's, %(at)s) wakes idle workers of
--- its queue, as an insert does.
+-- its queue, as an insert does. A new payload brings its references (%(refs)s,
+-- NULL: none): the job is found by the entities its data now names.
 WITH u AS (
     UPDATE {schema}.jobs
     SET payload = coalesce(%(payload)s, payload),
+        refs = CASE WHEN %(payload)s::text IS NULL THEN refs ELSE %(refs)s::text[] END,
         carry = coalesce(%(carry)s, carry),
         priority = coalesce(%(priority)s::smallint, priority),
         payload_version = CASE WHEN %(payload)s::text IS NULL THEN payload_version
@@ -789,7 +795,7 @@ SET LOCAL jit = off
 -- %(since)s, now - per) is passed over, so a key over its limit never hides
 -- another key's jobs. One limit for the whole task needs no check per row (its
 -- one key is read once, by the claim's slot step). The scan is rate_candidates
--- (migrations/0012_rate_claim_plan.sql): each queue in claim order through
+-- (migrations/0013_rate_claim_plan.sql): each queue in claim order through
 -- jobs_ready, whatever the statistics say, the batches merged.
 SELECT c.id, c.concurrency_key, c.limit_key
 FROM {schema}.rate_candidates(
@@ -904,3 +910,94 @@ DELETE FROM {schema}.unique_keys AS u
 USING (SELECT kind, dedup_key FROM {schema}.unique_keys WHERE until <= %(now)s
        LIMIT %(limit)s FOR UPDATE SKIP LOCKED) AS d
 WHERE u.kind = d.kind AND u.dedup_key = d.dedup_key
+
+-- ---------------------------------------------------------------- erasure
+-- (migrations/0012_refs.sql: jobs.refs, erasures; storage/_erasure_types.py)
+
+-- name: count_ref
+-- The jobs that refer to %(ref)s ("entity=value"), by state: the partial GIN
+-- index jobs_refs (refs @> ... implies refs IS NOT NULL).
+SELECT state, count(*), max(id)
+FROM {schema}.jobs
+WHERE refs @> ARRAY[%(ref)s::text]
+GROUP BY state
+
+-- name: insert_erasure
+INSERT INTO {schema}.erasures (at, requested_by, ref)
+VALUES (%(at)s, %(requested_by)s, %(ref)s)
+RETURNING id
+
+-- name: lock_ref_batch
+-- One batch of an erasure, first statement: the next %(limit)s jobs referring
+-- to %(ref)s in id order after %(after_id)s (NULL: from the start) and up to
+-- %(up_to_id)s (the highest id the count saw), locked until the batch commits
+-- (a claim or completion in progress is waited for). forget_jobs then runs as
+-- a statement of its own, so that its snapshot sees every journal row such a
+-- completion committed before the lock was granted.
+SELECT id
+FROM {schema}.jobs
+WHERE refs @> ARRAY[%(ref)s::text]
+  AND (%(after_id)s::text IS NULL OR id > %(after_id)s::text)
+  AND id <= %(up_to_id)s::text
+ORDER BY id
+LIMIT %(limit)s
+FOR UPDATE
+
+-- name: forget_jobs
+-- The locked jobs %(ids)s deleted with their journal, the concurrency key a
+-- running one holds and the dedup key a completed one holds over a unique
+-- period. Deleting a running job is its fence: its worker's result and
+-- heartbeat match no row. The counts go into the erasure's record
+-- (%(erasure_id)s) in the same transaction; whoever waits for a deleted job
+-- is told it ended.
+WITH d AS (
+    SELECT id, kind, dedup_key, concurrency_key
+    FROM {schema}.jobs
+    WHERE id = ANY(%(ids)s::text[])
+),
+journal AS (
+    DELETE FROM {schema}.journal AS e USING d WHERE e.job_id = d.id
+),
+locks AS (
+    DELETE FROM {schema}.concurrency_locks AS l USING d
+    WHERE d.concurrency_key IS NOT NULL AND l.key = d.concurrency_key AND l.job_id = d.id
+),
+uniques AS (
+    DELETE FROM {schema}.unique_keys AS u USING d
+    WHERE d.dedup_key IS NOT NULL AND u.kind = d.kind AND u.dedup_key = d.dedup_key
+      AND u.job_id = d.id
+),
+gone AS (
+    DELETE FROM {schema}.jobs AS j USING d WHERE j.id = d.id RETURNING j.id, j.state
+),
+n AS (
+    SELECT count(*) FILTER (WHERE state = 'pending') AS pending,
+           count(*) FILTER (WHERE state = 'running') AS running,
+           count(*) FILTER (WHERE state = 'completed') AS completed,
+           count(*) FILTER (WHERE state = 'dead') AS dead,
+           count(*) FILTER (WHERE state = 'cancelled') AS cancelled
+    FROM gone
+),
+audit AS (
+    UPDATE {schema}.erasures AS a
+    SET pending = a.pending + n.pending, running = a.running + n.running,
+        completed = a.completed + n.completed, dead = a.dead + n.dead,
+        cancelled = a.cancelled + n.cancelled
+    FROM n
+    WHERE a.id = %(erasure_id)s
+),
+told AS (
+    SELECT pg_notify({done_channel}, string_agg(f.id, ','))
+    FROM (SELECT gone.id, (row_number() OVER ()) / 250 AS chunk FROM gone) AS f
+    GROUP BY f.chunk
+)
+SELECT n.pending, n.running, n.completed, n.dead, n.cancelled, (SELECT count(*) FROM told)
+FROM n
+
+-- name: list_erasures
+-- The newest %(limit)s records, of %(ref)s only when it is not NULL.
+SELECT id, at, requested_by, ref, pending, running, completed, dead, cancelled
+FROM {schema}.erasures
+WHERE %(ref)s::text IS NULL OR ref = %(ref)s::text
+ORDER BY id DESC
+LIMIT %(limit)s

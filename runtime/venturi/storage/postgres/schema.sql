@@ -45,7 +45,9 @@ CREATE TABLE {schema}.jobs (
     -- Labels to filter on; NULL: none (see migrations/0009_tags.sql).
     tags             text[],
     -- The key value of a keyed rate limit (see migrations/0010_rate_limits.sql).
-    rate_key         text
+    rate_key         text,
+    -- Entity references, "entity=value" each; NULL: none (see migrations/0012_refs.sql).
+    refs             text[]
 );
 
 -- The claim: one scan in claim order per requested queue over pending rows
@@ -70,6 +72,9 @@ CREATE INDEX jobs_purge ON {schema}.jobs (purge_after) WHERE purge_after IS NOT 
 
 -- Filtering by tag (tags @> ARRAY[...]); jobs without tags are not in it.
 CREATE INDEX jobs_tags ON {schema}.jobs USING gin (tags) WHERE tags IS NOT NULL;
+
+-- Finding an entity's jobs (refs @> ARRAY[...]); jobs without references are not in it.
+CREATE INDEX jobs_refs ON {schema}.jobs USING gin (refs) WHERE refs IS NOT NULL;
 
 -- The journal: one row per run or merge; n is the job's journal_count after
 -- the entry, so the primary key is also the reading order and no sequence is
@@ -162,6 +167,20 @@ CREATE TABLE {schema}.unique_keys (
 );
 CREATE INDEX unique_keys_until ON {schema}.unique_keys (until);
 
+-- One row per erasure (Queue.forget): who asked, when, the reference and the
+-- jobs deleted in each state; never the erased data (see migrations/0012_refs.sql).
+CREATE TABLE {schema}.erasures (
+    id           bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    at           timestamptz NOT NULL,
+    requested_by text,
+    ref          text        NOT NULL,
+    pending      bigint      NOT NULL DEFAULT 0,
+    running      bigint      NOT NULL DEFAULT 0,
+    completed    bigint      NOT NULL DEFAULT 0,
+    dead         bigint      NOT NULL DEFAULT 0,
+    cancelled    bigint      NOT NULL DEFAULT 0
+);
+
 -- The claim's candidate scan (after the tables its body reads, which must
 -- exist when it is created); see migrations/0011_claim_plan.sql.
 CREATE FUNCTION {schema}.claim_candidates(
@@ -193,7 +212,7 @@ LIMIT p_limit
 $$;
 
 -- The rate-limited claim's candidate scan, planned the same way whatever the
--- statistics say; see migrations/0012_rate_claim_plan.sql.
+-- statistics say; see migrations/0013_rate_claim_plan.sql.
 CREATE FUNCTION {schema}.rate_candidates(
     p_queues text[], p_kinds text[], p_now timestamptz, p_limit bigint, p_name text,
     p_keyed boolean, p_max integer, p_since timestamptz)

@@ -20,7 +20,7 @@ from venturi.storage._job_row import as_state, as_text
 from venturi.storage._layouts import job_row
 from venturi.storage._types import JobState, StoredJob
 from venturi.storage.sqlite._careful import bindable
-from venturi.storage.sqlite._labels import delete_labels
+from venturi.storage.sqlite._labels import delete_labels, ref_keys
 from venturi.storage.sqlite._rows import (
     epoch,
     from_epoch,
@@ -201,17 +201,24 @@ def prune(conn: sqlite3.Connection, queries: dict[str, str], now: datetime, limi
     rows = conn.execute(queries["prunable_jobs"], (epoch(now), limit)).fetchall()
     if not rows:
         return 0
-    ids = [job_id for job_id, _tagged in rows]
+    ids = [job_id for job_id, _tagged, _refs in rows]
     plain = [job_id for job_id in ids if type(job_id) is str]
     batch = json.dumps(plain)
     conn.execute(queries["delete_journal_of_jobs"], (batch,))
     conn.execute(queries["delete_jobs"], (batch,))
-    delete_labels(conn, queries, [job_id for job_id, tagged in rows if tagged and type(job_id) is str])
-    for job_id, tagged in rows:
+    delete_labels(
+        conn, queries,
+        [job_id for job_id, tagged, _ in rows if tagged and type(job_id) is str],
+        [key for job_id, _, refs in rows if refs is not None and type(job_id) is str
+         for key in ref_keys(job_id, refs)],
+    )  # fmt: skip
+    for job_id, tagged, refs in rows:
         if type(job_id) is not str:  # not UTF-8, or not text: deleted by its stored value
             stored = bindable(job_id)
             conn.execute(queries["delete_journal_of_stored_id"], (stored,))
             conn.execute(queries["delete_job_by_stored_id"], (stored,))
             if tagged:
                 conn.execute(queries["delete_tags_of_stored_id"], (stored,))
+            if refs is not None:
+                conn.execute(queries["delete_refs_of_stored_id"], (stored,))
     return len(ids)

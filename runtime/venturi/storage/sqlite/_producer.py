@@ -17,6 +17,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Sequence
+from typing import Any
 
 from venturi._ids import id_after
 from venturi._journal import HISTORY_WINDOW, JournalEntry
@@ -29,7 +30,7 @@ from venturi.storage._types import (
     MergeAction,
     NewJob,
 )
-from venturi.storage.sqlite._labels import write_labels
+from venturi.storage.sqlite._labels import rewrite_refs, write_labels
 from venturi.storage.sqlite._rows import (
     epoch,
     insert_params,
@@ -101,7 +102,7 @@ def _enqueue_keyed(
             if held is not None:
                 return EnqueueResult(held[0], EnqueueOutcome.DUPLICATE, existing_job_id=held[0])
         conn.execute(queries["insert_job"], insert_params(job, created_at))
-        if job.tags:
+        if job.tags or job.refs:
             write_labels(conn, queries, (job,))
         return EnqueueResult(job.id, EnqueueOutcome.INSERTED)
     if request.decide is None:
@@ -115,7 +116,7 @@ def _enqueue_keyed(
         rows = conn.execute(queries["recent_journal_of_job"], (existing_id, HISTORY_WINDOW))
         journal = tuple(read_journal(rows)[0])
     action = request.decide(stored_job(row, journal))
-    return _apply(conn, queries, job, existing_id, action, created_at)
+    return _apply(conn, queries, job, existing_id, action, created_at, row.refs)
 
 
 def _apply(
@@ -125,13 +126,14 @@ def _apply(
     existing_id: str,
     action: MergeAction,
     created_at: float,
+    stored_refs: Any = None,
 ) -> EnqueueResult:
     if action.kind is MergeKind.INDEPENDENT:
         # A plain new row with its key, and an id after the candidate's: the newest
         # pending job with the key, so the next enqueue's candidate.
         job = job._replace(id=id_after(job.id, existing_id))
         conn.execute(queries["insert_job"], insert_params(job, created_at))
-        if job.tags:
+        if job.tags or job.refs:
             write_labels(conn, queries, (job,))
         return EnqueueResult(job.id, EnqueueOutcome.INDEPENDENT, existing_job_id=existing_id)
     if action.journal_entry is None:
@@ -143,6 +145,9 @@ def _apply(
             raise ValueError(f"a {action.kind} merge action needs payload, carry and priority")
         run_at = None if action.run_at is None else epoch(action.run_at)
         params = (existing_id, action.payload, action.carry, action.priority, action.version)
-        conn.execute(queries["merge_into"], (*params, run_at, action.queue))
+        refs = None if action.refs is None else json.dumps(action.refs, ensure_ascii=False)
+        conn.execute(queries["merge_into"], (*params, run_at, action.queue, refs))
+        if stored_refs is not None or action.refs:  # without references: job_refs untouched
+            rewrite_refs(conn, queries, existing_id, stored_refs, action.refs)
     conn.execute(queries["insert_journal"], journal_params(existing_id, action.journal_entry))
     return EnqueueResult(existing_id, _OUTCOME[action.kind])

@@ -79,6 +79,7 @@ def insert_params(job: NewJob, created_at: float) -> tuple[Any, ...]:
         job.id, job.kind, job.queue, job.priority, job.payload, job.carry, job.dedup_key,
         job.concurrency_key, epoch(job.run_at), created_at, job.version, job.headers,
         None if job.tags is None else json.dumps(job.tags),
+        None if job.refs is None else json.dumps(job.refs, ensure_ascii=False),
     )
 
 

@@ -35,6 +35,7 @@ from venturi.storage._admin_types import (
     ScheduleRecord,
 )
 from venturi.storage._app_connection import ON_COMMIT, is_django_connection
+from venturi.storage._erasure_types import Erasure, ForgetBatch
 from venturi.storage._job_row import tolerant_text
 from venturi.storage._overview import EXACT_UP_TO
 from venturi.storage._overview_types import DeadGroups, JobLease, LeaseHolder, Overview
@@ -46,6 +47,7 @@ from venturi.storage.sqlite import (
     _backlog,
     _careful,
     _claim,
+    _erasure,
     _finish,
     _operator,
     _overview,
@@ -329,6 +331,29 @@ class SqliteStorage:
                 after_id=after_id, up_to_id=up_to_id, retention=self._retention,
             )
         )  # fmt: skip
+
+    # -- erasure (Queue.forget) ------------------------------------------------------
+
+    def count_ref(self, ref: str) -> JobCount:
+        return self._read(lambda: _erasure.count(self._conn, self._queries, ref))
+
+    def open_erasure(self, ref: str, *, requested_by: str | None, now: datetime) -> int:
+        return self._write(
+            lambda: _erasure.open_erasure(self._conn, self._queries, ref, requested_by, now)
+        )
+
+    def forget_batch(
+        self, ref: str, *, erasure_id: int, limit: int, after_id: str | None, up_to_id: str
+    ) -> ForgetBatch:
+        return self._write(
+            lambda: _erasure.forget_batch(
+                self._conn, self._queries, ref, erasure_id=erasure_id, limit=limit,
+                after_id=after_id, up_to_id=up_to_id,
+            )
+        )  # fmt: skip
+
+    def erasures(self, *, limit: int = 100, ref: str | None = None) -> list[Erasure]:
+        return self._read(lambda: _erasure.erasures(self._conn, self._queries, limit=limit, ref=ref))
 
     def retry_jobs(
         self,

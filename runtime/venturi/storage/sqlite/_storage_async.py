@@ -37,6 +37,7 @@ from venturi.storage._admin_types import (
     ScheduleInfo,
     ScheduleRecord,
 )
+from venturi.storage._erasure_types import Erasure, ForgetBatch
 from venturi.storage._run_types import ClaimedJob, ClaimLimit, ClaimRequest, RunResult
 from venturi.storage._types import EnqueueRequest, EnqueueResult, StoredJob
 from venturi.storage._waiting import poll_async
@@ -227,6 +228,30 @@ class AsyncSqliteStorage:
                 selection, now=now, limit=limit, after_id=after_id, up_to_id=up_to_id
             )
         )
+
+    async def count_ref(self, ref: str) -> JobCount:
+        sync = self.sync
+        return await self._thread.run(lambda: sync.count_ref(ref))
+
+    async def open_erasure(self, ref: str, *, requested_by: str | None, now: datetime) -> int:
+        sync = self.sync
+        return await self._thread.run(
+            lambda: sync.open_erasure(ref, requested_by=requested_by, now=now)
+        )
+
+    async def forget_batch(
+        self, ref: str, *, erasure_id: int, limit: int, after_id: str | None, up_to_id: str
+    ) -> ForgetBatch:
+        sync = self.sync
+        return await self._thread.run(
+            lambda: sync.forget_batch(
+                ref, erasure_id=erasure_id, limit=limit, after_id=after_id, up_to_id=up_to_id
+            )
+        )
+
+    async def erasures(self, *, limit: int = 100, ref: str | None = None) -> list[Erasure]:
+        sync = self.sync
+        return await self._thread.run(lambda: sync.erasures(limit=limit, ref=ref))
 
     async def retry_jobs(
         self,

@@ -29,15 +29,24 @@ INSERT INTO venturi_schema_version (version, name, applied_at) VALUES (?1, ?2, ?
 -- ---------------------------------------------------------------- enqueue
 
 -- name: insert_job
--- ?13: the tags as a JSON array, NULL for none (insert_tags writes job_tags).
+-- ?13: the tags as a JSON array, NULL for none (insert_tags writes job_tags);
+-- ?14 the references the same way (insert_refs writes job_refs).
 INSERT INTO jobs (id, kind, queue, priority, state, payload, carry, dedup_key,
                   concurrency_key, run_at, created_at, payload_version, carry_version, headers,
-                  tags)
-VALUES (?1, ?2, ?3, ?4, 'pending', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, ?13)
+                  tags, refs)
+VALUES (?1, ?2, ?3, ?4, 'pending', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?12, ?13, ?14)
 
 -- name: insert_tags
 -- One row per tag of a job just inserted (sqlite/_labels.py).
 INSERT OR IGNORE INTO job_tags (job_id, tag) VALUES (?1, ?2)
+
+-- name: insert_refs
+-- The references of jobs just inserted or merged into (sqlite/_labels.py), as one
+-- JSON array of [job_id, ref]: one statement, one sqlite3_step, whatever their number
+-- (executemany took the GIL back after every row: a batch enqueue of jobs with two
+-- references ran at a third of the rate of one without).
+INSERT OR IGNORE INTO job_refs (ref, job_id)
+SELECT value ->> 1, value ->> 0 FROM json_each(?1)
 
 -- name: find_candidate
 -- The merge candidate: the newest pending job with the kind and key (several
@@ -58,11 +67,13 @@ ORDER BY id DESC
 LIMIT 1
 
 -- name: merge_into
--- Replace or With: ?6 the new run time and ?7 the new queue (NULL keeps the job's).
+-- Replace or With: ?6 the new run time and ?7 the new queue (NULL keeps the job's);
+-- ?8 the new payload's references (JSON, NULL: none), whose job_refs rows the
+-- producer rewrites beside it.
 UPDATE jobs
 SET payload = ?2, carry = ?3, priority = ?4, journal_count = journal_count + 1,
     payload_version = ?5, carry_version = ?5,
-    run_at = coalesce(?6, run_at), queue = coalesce(?7, queue)
+    run_at = coalesce(?6, run_at), queue = coalesce(?7, queue), refs = ?8
 WHERE id = ?1
 
 -- name: count_journal_entry
@@ -372,8 +383,9 @@ WHERE state = 'pending' AND run_at <= ?2 AND kind IN (SELECT value FROM json_eac
 GROUP BY kind
 
 -- name: prunable_jobs
--- The second column says whether the job has rows in job_tags to delete too.
-SELECT id, tags IS NOT NULL FROM jobs
+-- The second column says whether the job has rows in job_tags to delete too,
+-- the third lists its references (the keys of its rows in job_refs), if any.
+SELECT id, tags IS NOT NULL, refs FROM jobs
 WHERE purge_after < ?1 AND state IN ('completed', 'dead', 'cancelled')
 ORDER BY purge_after
 LIMIT ?2
@@ -389,6 +401,55 @@ DELETE FROM job_tags WHERE job_id IN (SELECT value FROM json_each(?1))
 
 -- name: delete_tags_of_stored_id
 DELETE FROM job_tags WHERE job_id = ?1 OR job_id = CAST(?1 AS TEXT)
+
+-- name: delete_refs
+-- The job_refs rows ?1 lists, a JSON array of [job_id, ref]: by primary key.
+DELETE FROM job_refs WHERE (ref, job_id) IN (SELECT value ->> 1, value ->> 0 FROM json_each(?1))
+
+-- name: delete_refs_of_stored_id
+-- A job whose id is not text (another program's row): a scan, on that rare path only.
+DELETE FROM job_refs WHERE job_id = ?1 OR job_id = CAST(?1 AS TEXT)
+
+-- ---------------------------------------------------------------- erasure
+-- (migrations/0011_refs.sql: job_refs, erasures; storage/sqlite/_erasure.py)
+
+-- name: count_ref
+-- The jobs that refer to ?1 ("entity=value"), by state: one range of job_refs.
+SELECT j.state, count(*), max(j.id)
+FROM job_refs AS r JOIN jobs AS j ON j.id = r.job_id
+WHERE r.ref = ?1
+GROUP BY j.state
+
+-- name: ref_batch
+-- The next ?4 jobs that refer to ?1, by id, after ?2 (NULL: from the start)
+-- and up to ?3 (the highest id the count saw); what deleting them needs.
+SELECT j.id, j.state, j.kind, j.dedup_key, j.tags IS NOT NULL, j.refs
+FROM job_refs AS r JOIN jobs AS j ON j.id = r.job_id
+WHERE r.ref = ?1 AND (?2 IS NULL OR r.job_id > ?2) AND r.job_id <= ?3
+ORDER BY r.job_id
+LIMIT ?4
+
+-- name: erase_unique
+-- The key an erased completed job holds over its period: ?1 kind, ?2 key, ?3 job.
+DELETE FROM unique_keys WHERE kind = ?1 AND dedup_key = ?2 AND job_id = ?3
+
+-- name: insert_erasure
+INSERT INTO erasures (at, requested_by, ref) VALUES (?1, ?2, ?3) RETURNING id
+
+-- name: add_to_erasure
+-- A batch's deletions by state, added to its erasure's record (?1).
+UPDATE erasures
+SET pending = pending + ?2, running = running + ?3, completed = completed + ?4,
+    dead = dead + ?5, cancelled = cancelled + ?6
+WHERE id = ?1
+
+-- name: list_erasures
+-- The newest ?1 records, of the reference ?2 only when it is not NULL.
+SELECT id, at, requested_by, ref, pending, running, completed, dead, cancelled
+FROM erasures
+WHERE ?2 IS NULL OR ref = ?2
+ORDER BY id DESC
+LIMIT ?1
 
 -- ---------------------------------------------------------------- queue controls
 
