@@ -54,7 +54,7 @@ DOC = (
 INSERT_PARAMS = {
     "id": f"('01JX' || lpad(nextval('{SCHEMA}.ids')::text, 22, '0'))", "kind": "'bench_noop'", "queue": "'default'",
     "priority": "0", "payload": "'{\"n\":1}'", "carry": "'null'", "ck": "NULL", "run_at": "now()",
-    "version": "1", "headers": "NULL", "tags": "NULL",
+    "version": "1", "headers": "NULL", "tags": "NULL", "refs": "NULL",
 }  # fmt: skip
 END_PARAMS = {"doc": DOC, "now": "now()", "at": "now()", "pa": "(now() + interval '1 day')"}
 _PARAM = re.compile(r"%\((\w+)\)s")
