@@ -2,16 +2,19 @@
 
 On a throwaway cluster of its own (``tests/pg_server.py``) with PostgreSQL's default
 settings, autovacuum on, never on the machine's shared server (whose autovacuum is off).
-First the reference: the benchmark's analyzed drain (``--jobs`` jobs, VACUUM ANALYZE,
-one worker process at concurrency 100; the median of three) on the same cluster, in a
-database of its own. Then, in a new database, each round enqueues ``round`` jobs (venturi's
-batch enqueue, untimed start-up included), drains them with one worker process at
-concurrency 100, and runs ``venturi prune`` (as cron would) on jobs kept 1 ms; then it
-reads each venturi table's size, its indexes' and its dead tuples. Nothing is vacuumed or
-analyzed but by autovacuum, as on a user's server.
+The reference is the benchmark's analyzed drain (``--jobs`` jobs, VACUUM ANALYZE, one
+worker process at concurrency 100) on the same cluster, in a database of its own: three
+runs first, then one after every round, so that each round is measured against the
+reference drains on either side of it (their mean), not against one taken many minutes
+before, when the machine may have been a quarter faster or slower. The rounds run in a
+new database: each enqueues ``round`` jobs (venturi's batch enqueue, untimed start-up
+included), drains them with one worker process at concurrency 100, and runs ``venturi
+prune`` (as cron would) on jobs kept 1 ms; then it reads each venturi table's size, its
+indexes' and its dead tuples. Nothing is vacuumed or analyzed but by autovacuum, as on a
+user's server.
 
-Targets: every round drains at least 80% as fast as the reference, and the schema's total
-size after the last round is at most 1.5 times its size after the second.
+Targets: every round drains at least 80% as fast as the reference beside it, and the
+schema's total size after the last round is at most 1.5 times its size after the second.
 """
 
 from __future__ import annotations
@@ -71,6 +74,9 @@ class Round:
     # What the planner believed of the jobs table as the drain began (pg_class.reltuples:
     # -1 never analyzed): autovacuum's last ANALYZE may have seen it full, or empty.
     reltuples: float = -1.0
+    #: The analyzed reference drain beside this round: the mean of the one just before
+    #: and the one just after it (None: no reference measured).
+    reference: float | None = None
 
     @property
     def total(self) -> int:
@@ -79,7 +85,7 @@ class Round:
     def table(self, name: str) -> TableSize | None:
         return next((t for t in self.tables if t.name == name), None)
 
-    def line(self, reference: float | None) -> str:
+    def line(self) -> str:
         shown = ", ".join(
             f"{t.name} {t.heap / MB:.1f}+{t.indexes / MB:.1f} MB ({t.dead:,} dead, "
             f"{t.autovacuums} autovacuums)"
@@ -87,13 +93,14 @@ class Round:
         )  # fmt: skip
         return (
             f"  soak round {self.number}: enqueue {self.enqueue_s:.1f} s, drain "
-            f"{self.drain_rate:,.0f} jobs/s ({_of(self.drain_rate, reference)} of the reference), "
+            f"{self.drain_rate:,.0f} jobs/s ({_of(self.drain_rate, self.reference)} of the reference "
+            f"beside it, {_rate(self.reference)}), "
             f"prune {self.prune_s:.2f} s ({self.pruned:,}); jobs reltuples at the drain "
             f"{self.reltuples:,.0f}; schema {self.total / MB:.1f} MB: {shown}"
         )
 
 
-HEADER = ("round", "enqueue s", "jobs reltuples", "drain jobs/s", "of reference", "prune s", "jobs MB heap+idx",
+HEADER = ("round", "enqueue s", "jobs reltuples", "drain jobs/s", "reference jobs/s", "of reference", "prune s", "jobs MB heap+idx",
           "jobs dead", "journal MB heap+idx", "journal dead", "schema MB", "autovacuums jobs/journal")  # fmt: skip
 
 
@@ -102,8 +109,10 @@ class Soak:
     jobs: int
     round_jobs: int
     reference_jobs: int
-    reference: list[float]  # the reference drains' rates (none: not measured)
+    reference: list[float]  # every reference drain's rate, in order (none: not measured)
     rounds: list[Round] = field(default_factory=list)
+    #: How many of ``reference`` ran before the first round (the rest: one after each).
+    reference_first: int = 0
 
     @property
     def reference_rate(self) -> float | None:
@@ -115,7 +124,7 @@ class Soak:
             jobs, journal = r.table("jobs"), r.table("journal")
             out.append((
                 str(r.number), f"{r.enqueue_s:.1f}", f"{r.reltuples:,.0f}", f"{r.drain_rate:,.0f}",
-                _of(r.drain_rate, self.reference_rate), f"{r.prune_s:.2f}",
+                _rate(r.reference), _of(r.drain_rate, r.reference), f"{r.prune_s:.2f}",
                 _mb(jobs), f"{jobs.dead:,}" if jobs else "-", _mb(journal),
                 f"{journal.dead:,}" if journal else "-", f"{r.total / MB:.1f}",
                 f"{jobs.autovacuums if jobs else '-'}/{journal.autovacuums if journal else '-'}",
@@ -126,7 +135,11 @@ class Soak:
         reference = "not measured"
         if self.reference_rate is not None:
             runs = ", ".join(f"{r:,.0f}" for r in self.reference)
-            reference = f"{self.reference_rate:,.0f} jobs/s (runs {runs})"
+            reference = (
+                f"median {self.reference_rate:,.0f} jobs/s over {len(self.reference)} runs, "
+                f"{self.reference_first} before the first round and one after each ({runs}); each "
+                "round against the mean of the reference runs just before and just after it"
+            )
         return (
             f"soak: {self.jobs:,} jobs in rounds of {self.round_jobs:,} (enqueue, drain with 1 worker "
             f"process at concurrency 100, venturi prune) on a cluster with PostgreSQL's default "
@@ -147,16 +160,17 @@ class Soak:
         return self.rounds[-1].total / self.rounds[1].total
 
     def slowest(self) -> float | None:
-        """The slowest round's drain over the reference's."""
-        if not self.rounds or self.reference_rate is None:
+        """The lowest ratio of a round's drain to the reference beside it."""
+        ratios = [r.drain_rate / r.reference for r in self.rounds if r.reference]
+        if not ratios or len(ratios) < len(self.rounds):
             return None
-        return min(r.drain_rate for r in self.rounds) / self.reference_rate
+        return min(ratios)
 
     def targets(self) -> list[str]:
         slowest, growth = self.slowest(), self.growth()
         return [
             f"{verdict(slowest, 0.8):>6}  soak: every round drains >= 80% of the analyzed "
-            f"{self.reference_jobs:,}-job drain on the same cluster: slowest "
+            f"{self.reference_jobs:,}-job drain beside it on the same cluster: slowest "
             + ("-" if slowest is None else f"{slowest:.0%}"),
             # At most 1.5x: a ratio of 1/growth >= 1/1.5 is the same test, as "at least".
             f"{verdict(None if growth is None else 1 / growth, 1 / 1.5):>6}  soak: schema size "
@@ -167,6 +181,10 @@ class Soak:
 
 def _of(rate: float, reference: float | None) -> str:
     return "-" if reference is None else f"{rate / reference:.0%}"
+
+
+def _rate(rate: float | None) -> str:
+    return "-" if rate is None else f"{rate:,.0f}"
 
 
 def _mb(t: TableSize | None) -> str:
@@ -204,24 +222,28 @@ def soak_on(
     """The soak on ``server`` (a cluster of its own: see the module docstring)."""
     spec = system(WORKER, "postgresql", "_soak")
     reference: list[float] = []
+    ref_db = "venturi_bench_soak_reference"
+    ref_opts = {"url": server.uri(ref_db)}
+
+    def reference_drain() -> float:
+        launcher.call(spec, "reset", **ref_opts)
+        launcher.call(spec, "fill", jobs=reference_jobs, **ref_opts)
+        server.settle(ref_db)
+        rate = timed(launcher, server, spec, SCENARIO, reference_jobs, ref_opts).rate
+        reference.append(rate)
+        return rate
+
+    found = Soak(jobs, round_jobs, reference_jobs, reference, reference_first=reference_reps)
     if reference_reps:
-        ref_db = "venturi_bench_soak_reference"
         server.create_database(ref_db)
-        try:
-            opts = {"url": server.uri(ref_db)}
-            launcher.call(spec, "setup", **opts)
-            for _ in range(reference_reps):
-                launcher.call(spec, "reset", **opts)
-                launcher.call(spec, "fill", jobs=reference_jobs, **opts)
-                server.settle(ref_db)
-                reference.append(timed(launcher, server, spec, SCENARIO, reference_jobs, opts).rate)
-        finally:
-            server.drop_database(ref_db)
-        echo(f"  soak reference (analyzed, {reference_jobs:,} jobs): "
-             + ", ".join(f"{r:,.0f}" for r in reference) + " jobs/s")  # fmt: skip
-    found = Soak(jobs, round_jobs, reference_jobs, reference)
+        launcher.call(spec, "setup", **ref_opts)
     server.create_database(spec.store)
     try:
+        if reference_reps:
+            for _ in range(reference_reps):
+                reference_drain()
+            echo(f"  soak reference (analyzed, {reference_jobs:,} jobs): "
+                 + ", ".join(f"{r:,.0f}" for r in reference) + " jobs/s")  # fmt: skip
         opts = {"url": server.uri(spec.store)}
         launcher.call(spec, "setup", **opts)
         for number in range(1, jobs // round_jobs + 1):
@@ -233,11 +255,18 @@ def soak_on(
             prune_s, pruned = _prune(opts["url"])
             if pruned != round_jobs:
                 raise RunFailed(f"soak round {number}: venturi prune removed {pruned:,} jobs, not {round_jobs:,}")
-            done = Round(number, enqueue_s, m.rate, prune_s, pruned, sizes(server, spec.store), reltuples)
+            tables = sizes(server, spec.store)  # before the reference drain, as the prune left it
+            beside = None
+            if reference_reps:
+                before = reference[-1]
+                beside = (before + reference_drain()) / 2
+            done = Round(number, enqueue_s, m.rate, prune_s, pruned, tables, reltuples, beside)
             found.rounds.append(done)
-            echo(done.line(found.reference_rate))
+            echo(done.line())
     finally:
         server.drop_database(spec.store)
+        if reference_reps:
+            server.drop_database(ref_db)
     return found
 
 

@@ -45,9 +45,12 @@ def test_the_schema_stays_bounded_over_rounds_of_prune(tmp_path: Path) -> None:
     assert last.total < 64 * MB, shown
 
 
-def _round(number: int, total_mb: float) -> Round:
+def _round(
+    number: int, total_mb: float, rate: float = 10_000.0, reference: float | None = 10_000.0
+) -> Round:
     size = int(total_mb * MB)
-    return Round(number, 1.0, 10_000.0, 0.5, 100, [TableSize("jobs", size, 0, size, 0, 0, 0, 0)])
+    tables = [TableSize("jobs", size, 0, size, 0, 0, 0, 0)]
+    return Round(number, 1.0, rate, 0.5, 100, tables, reference=reference)
 
 
 def test_the_size_target_fails_a_schema_that_grows_every_round() -> None:
@@ -57,5 +60,23 @@ def test_the_size_target_fails_a_schema_that_grows_every_round() -> None:
     flat = Soak(40, 10, 20, [10_000.0], [_round(n, 10.0 + (n > 1)) for n in range(1, 5)])
     assert [line.split()[0] for line in flat.targets()] == ["met", "met"]
     # Too few rounds to tell, and no reference measured: no verdict, not a pass.
-    short = Soak(20, 10, 20, [], [_round(1, 10.0), _round(2, 30.0)])
+    short = Soak(20, 10, 20, [], [_round(1, 10.0, reference=None), _round(2, 30.0, reference=None)])
     assert [line.split()[0] for line in short.targets()] == ["-", "-"]
+
+
+def test_each_round_is_measured_against_the_reference_beside_it() -> None:
+    # The machine slowed by half over the soak, the rounds with it: every round keeps 90%
+    # of the reference drains measured on either side of it, though the last rounds are
+    # far below the first reference.
+    rounds = [_round(n, 10.0, rate=9_000.0 / n, reference=10_000.0 / n) for n in range(1, 5)]
+    soak = Soak(40, 10, 20, [10_000.0, 5_000.0, 2_500.0], rounds, reference_first=1)
+    assert soak.slowest() == pytest.approx(0.9)
+    assert soak.targets()[0].split()[0] == "met"
+    assert "90%" in soak.text() and "2,500" in soak.text()
+    # A round below 80% of the reference beside it misses, whatever the others do.
+    rounds[2] = _round(3, 10.0, rate=2_000.0, reference=10_000.0 / 3)
+    assert soak.slowest() == pytest.approx(0.6)
+    assert soak.targets()[0].split()[0] == "MISSED"
+    # A round without a reference beside it (none measured) gives no verdict.
+    rounds[1] = _round(2, 10.0, reference=None)
+    assert soak.slowest() is None and soak.targets()[0].split()[0] == "-"
