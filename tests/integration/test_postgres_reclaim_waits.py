@@ -1,0 +1,74 @@
+"""After a prune, ``reclaim_space`` vacuums the job tables even while another VACUUM holds them.
+
+A VACUUM that was already at work when the prune began (autovacuum, above all) has a
+horizon older than the prune's deletes and cannot free those rows; skipping the table for
+it (``SKIP_LOCKED``) left a whole round's room unusable until some later VACUUM, and a
+soak's schema grew 2.1x in such a round. So ``reclaim_space`` waits for the lock (the
+server cancels an autovacuum that blocks it after ``deadlock_timeout``), then frees the
+rows. Here a transaction of the test's own holds the lock a VACUUM takes.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import psycopg
+import pytest
+from venturi import Queue
+from venturi.storage.postgres import PostgresStorage
+
+from tests.integration.tasks import Noop
+from tests.pg_fixtures import ADMIN_URL
+
+pytestmark = pytest.mark.postgres
+
+JOBS = 2_000
+
+
+def _heap_bytes(schema: str) -> int:
+    with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
+        row = conn.execute(f"SELECT pg_relation_size('\"{schema}\".jobs')").fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def test_reclaim_waits_for_a_vacuum_in_progress_and_then_frees_the_pruned_rows(
+    pg_schema: str, pg_url: str
+) -> None:
+    storage = PostgresStorage(pg_url)
+    try:
+        Queue(storage).enqueue_many(Noop(n=n) for n in range(JOBS))
+        with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
+            conn.execute(f'DELETE FROM "{pg_schema}".jobs')  # what a prune leaves: dead rows
+        assert _heap_bytes(pg_schema) > 0
+        holder = psycopg.connect(ADMIN_URL)
+        try:
+            # The lock a VACUUM holds while it works (what autovacuum would hold).
+            holder.execute(f'LOCK TABLE "{pg_schema}".jobs IN SHARE UPDATE EXCLUSIVE MODE')
+            returned: list[float] = []
+            errors: list[BaseException] = []
+
+            def reclaim() -> None:
+                try:
+                    storage.reclaim_space()
+                    returned.append(time.monotonic())
+                except BaseException as exc:  # handed to the test's thread
+                    errors.append(exc)
+
+            vacuum = threading.Thread(target=reclaim)
+            vacuum.start()
+            time.sleep(0.5)
+            # It waits for the table rather than skip it.
+            assert vacuum.is_alive() and not returned and not errors
+            released = time.monotonic()
+            holder.commit()
+            vacuum.join(timeout=30)
+            assert not vacuum.is_alive() and not errors, errors
+            assert returned and returned[0] >= released
+        finally:
+            holder.close()
+    finally:
+        storage.close()
+    # Every row the "prune" deleted is gone: the empty heap is truncated.
+    assert _heap_bytes(pg_schema) == 0
