@@ -1,0 +1,256 @@
+"""The schema's levers, measured: venturi's own statements in pgbench on variants of its schema.
+
+``pgbench-venturi-sql`` (``bench/_pgbench_statements.py``) showed that most of the distance
+from the batched floor to venturi lies in the job row and its statements, not in Python.
+This runs the same claim and completion loop (1,000 jobs a claim, the worker's statements
+rendered from queries.sql, each job checked completed once and journaled once) on variants
+of the schema and statements, one after another and repeated, so that what each lever
+would give is a ratio taken in one sitting, not a guess:
+
+- ``current``: the schema and statements as they are;
+- ``no-lease-index``, ``no-purge-index``, ``no-journal-key``, ``no-three``: without the
+  index the claim adds to (``jobs_leases``), the one the completion adds to
+  (``jobs_purge``), the journal's primary key, or all three: what each index costs;
+- ``fillfactor-50``: room on every page, so that more updates stay on their page;
+- ``hot-claim-40``, ``hot-claim-60``: the claim as a heap-only update. No index reads
+  ``state`` or the lease columns: ``jobs_ready`` and ``jobs_dedup`` cover the unfinished
+  jobs (``finished_at IS NULL``, running ones included, which the scan passes over), the
+  lease index is gone and each claim writes one row of its own (token, expiry, the job
+  ids) for reclaiming. A page must hold both versions of each row a claim updates, so
+  only a low fillfactor (40 or 60) lets the claim stay on the page;
+- ``lean-completion``: a completion statement for a batch of plain completions only (no
+  retry, pause or dead end, so no dedup-key bookkeeping and a shorter document).
+
+The batched floor (``pgbench-batch``) runs beside them. It runs on the benchmark's own
+database on the server (``--admin-url``), never touching another, and drops it at the end.
+
+    .venv/bin/python -m bench.levers [--reps 5] [--jobs 20000] [--only current --only hot-claim-40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from venturi.storage.postgres import migrate
+
+from bench import _pgbench
+from bench._measurement import RunFailed
+from bench._pgbench_statements import DOC, FILL, SCHEMA, script
+from bench._server import Server
+
+DATABASE = "venturi_bench_levers"
+DEFAULT_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
+S = SCHEMA
+
+_SCHEMA_SQL = os.path.join(
+    os.path.dirname(__file__), "..", "runtime", "venturi", "storage", "postgres", "schema.sql"
+)
+
+
+def _candidates_function() -> str:
+    """schema.sql's ``claim_candidates``, reading the unfinished jobs (``hot-claim``)."""
+    with open(_SCHEMA_SQL, encoding="utf-8") as f:
+        text = f.read()
+    start = text.index("CREATE FUNCTION {schema}.claim_candidates")
+    body = text[start : text.index("$$;", start) + 3].replace("{schema}", S)
+    changed = body.replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION").replace(
+        "WHERE j.state = 'pending'", "WHERE j.finished_at IS NULL AND j.state = 'pending'"
+    )
+    if changed.count("finished_at IS NULL") != 1:
+        raise RunFailed("levers: schema.sql's claim_candidates is not the one hot-claim rewrites")
+    return changed
+
+
+def _hot_claim(fillfactor: int) -> list[str]:
+    return [
+        f"DROP INDEX {S}.jobs_leases",
+        f"DROP INDEX {S}.jobs_ready",
+        f"CREATE INDEX jobs_ready ON {S}.jobs (queue, priority DESC, run_at, id) "
+        "WHERE finished_at IS NULL",
+        f"DROP INDEX {S}.jobs_dedup",
+        f"CREATE INDEX jobs_dedup ON {S}.jobs (kind, dedup_key, id) "
+        "WHERE finished_at IS NULL AND dedup_key IS NOT NULL",
+        f"ALTER TABLE {S}.jobs SET (fillfactor = {fillfactor})",
+        f"CREATE TABLE {S}.leases (token text PRIMARY KEY, expires_at timestamptz, "
+        "worker_id text, job_ids text[])",
+        _candidates_function(),
+    ]
+
+
+TOKEN = "('t' || :client_id)"
+#: The claim's lease row (one per claim) and the completion's document read through it.
+_LEASE_ROW = (
+    f"lease AS (INSERT INTO {S}.leases (token, expires_at, worker_id, job_ids) "
+    f"SELECT {TOKEN}, now() + interval '5 minutes', 'w', ARRAY(SELECT id FROM picked) "
+    "ON CONFLICT (token) DO UPDATE SET job_ids = excluded.job_ids, "
+    "expires_at = excluded.expires_at), last_started AS ("
+)
+_HOT_DOC = DOC.replace(
+    f"WHERE state = 'running' AND lease_token = {TOKEN}",
+    f"WHERE id = ANY((SELECT job_ids FROM {S}.leases WHERE token = {TOKEN})::text[]) "
+    "AND state = 'running'",
+)
+
+_LEAN_COMPLETION = " ".join(f"""
+WITH r AS (SELECT * FROM jsonb_to_recordset({DOC}) AS r(id text, tok text, run integer,
+    out text, ca text, cv integer, pa timestamptz, at timestamptz, note text, att jsonb)),
+u AS (UPDATE {S}.jobs AS j SET state = 'completed', output = r.out,
+    carry = coalesce(r.ca, j.carry),
+    carry_version = CASE WHEN r.ca IS NULL THEN j.carry_version ELSE coalesce(r.cv, 1) END,
+    error_code = NULL, error_message = NULL, finished_at = now(),
+    purge_after = coalesce(r.pa, now() + interval '1 day'), lease_token = NULL,
+    lease_expires_at = NULL, worker_id = NULL, journal_count = j.journal_count + 1
+    FROM r WHERE j.id = r.id AND j.lease_token = r.tok
+    RETURNING j.id, j.journal_count, j.concurrency_key, r.run, r.at, r.note, r.att),
+journal AS (INSERT INTO {S}.journal (job_id, n, at, run, event, note, attachment)
+    SELECT u.id, u.journal_count, coalesce(u.at, now()), u.run, 'completed', u.note, u.att FROM u),
+released AS (DELETE FROM {S}.concurrency_locks AS l USING u
+    WHERE u.concurrency_key IS NOT NULL AND l.key = u.concurrency_key AND l.job_id = u.id)
+SELECT u.id FROM u UNION ALL SELECT NULL FROM (
+    SELECT pg_notify('{S}_done', string_agg(f.id, ','))
+    FROM (SELECT u.id, (row_number() OVER ()) / 250 AS chunk FROM u) AS f GROUP BY f.chunk) AS d
+""".split()) + ";\n"  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    ddl: Callable[[], list[str]]  # run after the migration, before the fill
+    script: Callable[[str], str]  # the pgbench script, from the current one
+
+
+def _same(current: str) -> str:
+    return current
+
+
+def _hot_script(current: str) -> str:
+    changed = current.replace("last_started AS (", _LEASE_ROW, 1).replace(DOC, _HOT_DOC)
+    if changed.count("INSERT INTO") < 3 or _HOT_DOC not in changed:
+        raise RunFailed("levers: the claim is not the one hot-claim rewrites")
+    return changed
+
+
+def _lean_script(current: str) -> str:
+    claim = current[: current.index(";\n") + 2]
+    return claim + _LEAN_COMPLETION
+
+
+VARIANTS = (
+    Variant("current", list, _same),
+    Variant("no-lease-index", lambda: [f"DROP INDEX {S}.jobs_leases"], _same),
+    Variant("no-purge-index", lambda: [f"DROP INDEX {S}.jobs_purge"], _same),
+    Variant("no-journal-key", lambda: [f"ALTER TABLE {S}.journal DROP CONSTRAINT journal_pkey"], _same),
+    Variant("no-three", lambda: [f"DROP INDEX {S}.jobs_leases", f"DROP INDEX {S}.jobs_purge",
+                                 f"ALTER TABLE {S}.journal DROP CONSTRAINT journal_pkey"], _same),
+    Variant("fillfactor-50", lambda: [f"ALTER TABLE {S}.jobs SET (fillfactor = 50)"], _same),
+    Variant("hot-claim-40", lambda: _hot_claim(40), _hot_script),
+    Variant("hot-claim-60", lambda: _hot_claim(60), _hot_script),
+    Variant("lean-completion", list, _lean_script),
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Run:
+    rate: float  # jobs/s
+    wal_per_job: float
+    hot_share: float  # heap-only updates of jobs, of all its updates
+
+
+def _counters(server: Server) -> tuple[str, int, int]:
+    """(the WAL position, updates of the jobs table, of which heap-only), once every
+    backend of the database has exited and so reported its counts."""
+    server.wait_for_exits(DATABASE)
+    lsn = str(server.one("SELECT pg_current_wal_lsn()::text"))
+    stats = f"FROM pg_stat_user_tables WHERE schemaname = '{S}' AND relname = 'jobs'"
+    updates = int(server.one_in(DATABASE, f"SELECT coalesce(sum(n_tup_upd), 0) {stats}"))
+    hot = int(server.one_in(DATABASE, f"SELECT coalesce(sum(n_tup_hot_upd), 0) {stats}"))
+    return lsn, updates, hot
+
+
+def run_variant(server: Server, variant: Variant, jobs: int, clients: int) -> Run:
+    url = f"{server.uri(DATABASE)}?venturi_schema={S}"
+    server.sql(DATABASE, f"DROP SCHEMA IF EXISTS {S} CASCADE")
+    migrate(url)
+    server.sql(DATABASE, *variant.ddl())
+    server.sql(DATABASE, FILL % int(jobs))
+    server.settle(DATABASE)
+    lsn, updates, hot = _counters(server)
+    per_client = -(-jobs // _pgbench.FLOOR_BATCH // clients)
+    tps, _client_s = _pgbench._run(server, DATABASE, variant.script(script(url)), clients, per_client)
+    after_lsn, after_updates, after_hot = _counters(server)
+    wal = int(server.one("SELECT pg_wal_lsn_diff(%s::pg_lsn, %s::pg_lsn)", (after_lsn, lsn)))
+    done = server.one_in(DATABASE, f"SELECT count(*) FROM {S}.jobs WHERE state = 'completed' AND run_count = 1")
+    journaled = server.one_in(DATABASE, f"SELECT count(DISTINCT job_id) FROM {S}.journal")
+    if done != jobs or journaled != jobs:
+        raise RunFailed(f"levers: {variant.name}: {done} jobs done once, {journaled} journaled, of {jobs}")
+    rate = tps * _pgbench.FLOOR_BATCH
+    share = (after_hot - hot) / max(1, after_updates - updates)
+    return Run(rate, wal / jobs, share)
+
+
+def run_floor(server: Server, jobs: int, clients: int) -> float:
+    server.sql(DATABASE, "DROP TABLE IF EXISTS floor_jobs", *_pgbench.FLOOR_TABLE)
+    server.sql(DATABASE, _pgbench.FLOOR_FILL % int(jobs))
+    server.settle(DATABASE)
+    per_client = -(-jobs // _pgbench.FLOOR_BATCH // clients)
+    tps, _client_s = _pgbench._run(server, DATABASE, _pgbench.FLOOR_SCRIPT, clients, per_client)
+    done = server.one_in(DATABASE, "SELECT count(*) FROM floor_jobs WHERE state = 2")
+    if done != jobs:
+        raise RunFailed(f"levers: the batched floor did {done} rows of {jobs}")
+    return tps * _pgbench.FLOOR_BATCH
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="bench.levers", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--admin-url", default=os.environ.get("VENTURI_BENCH_ADMIN_URL", DEFAULT_ADMIN))
+    parser.add_argument("--reps", type=int, default=5, help="runs of each variant (interleaved)")
+    parser.add_argument("--jobs", type=int, default=20_000, help="jobs per run (20,000, as processing)")
+    parser.add_argument("--clients", type=int, default=1, help="pgbench clients (1: one worker process)")
+    parser.add_argument("--db-suffix", default="", help="appended to the database's name")
+    parser.add_argument("--only", action="append", default=[], metavar="NAME",
+                        help=f"these variants only ({', '.join(v.name for v in VARIANTS)})")
+    args = parser.parse_args()
+    unknown = set(args.only) - {v.name for v in VARIANTS}
+    if unknown:
+        parser.error(f"--only: no variant {', '.join(sorted(unknown))}")
+    if args.jobs < _pgbench.FLOOR_BATCH * args.clients:
+        parser.error(f"--jobs: at least {_pgbench.FLOOR_BATCH * args.clients:,}")
+    chosen = [v for v in VARIANTS if not args.only or v.name in args.only]
+    global DATABASE
+    DATABASE += args.db_suffix
+    server = Server(args.admin_url)
+    server.create_database(DATABASE)
+    runs: dict[str, list[Run]] = {v.name: [] for v in chosen}
+    floor: list[float] = []
+    try:
+        for rep in range(args.reps):
+            floor.append(run_floor(server, args.jobs, args.clients))
+            for variant in chosen:
+                done = run_variant(server, variant, args.jobs, args.clients)
+                runs[variant.name].append(done)
+                print(f"  [{rep + 1}/{args.reps}] {variant.name:16s} {done.rate:9,.0f} jobs/s", flush=True)
+    finally:
+        server.drop_database(DATABASE)
+        server.close()
+    floor_rate = statistics.median(floor)
+    current = statistics.median(r.rate for r in runs["current"]) if "current" in runs else None
+    print(f"\nlevers: {args.jobs:,} jobs, {args.clients} client(s), {args.reps} interleaved runs each; "
+          f"batched floor {floor_rate:,.0f} jobs/s (runs {', '.join(f'{r:,.0f}' for r in floor)})")  # fmt: skip
+    print(f"{'variant':16s} {'jobs/s':>9s} {'of current':>10s} {'of floor':>8s} {'WAL B/job':>9s} {'HOT':>5s}  runs")
+    for name, found in runs.items():
+        rate = statistics.median(r.rate for r in found)
+        of_current = "-" if current is None else f"{rate / current:.0%}"
+        print(
+            f"{name:16s} {rate:9,.0f} {of_current:>10s} {rate / floor_rate:8.0%} "
+            f"{statistics.median(r.wal_per_job for r in found):9,.0f} "
+            f"{statistics.median(r.hot_share for r in found):5.0%}  "
+            + ", ".join(f"{r.rate:,.0f}" for r in found)
+        )
+
+
+if __name__ == "__main__":
+    main()
