@@ -10,8 +10,8 @@ before, when the machine may have been a quarter faster or slower. The rounds ru
 new database: each enqueues ``round`` jobs (venturi's batch enqueue, untimed start-up
 included), drains them with one worker process at concurrency 100, and runs ``venturi
 prune`` (as cron would) on jobs kept 1 ms; then it reads each venturi table's size, its
-indexes' and its dead tuples. Nothing is vacuumed or analyzed but by autovacuum, as on a
-user's server.
+indexes' and its dead tuples. Nothing is vacuumed or analyzed but by autovacuum and the
+prune's own VACUUM, as on a user's server.
 
 Targets: every round drains at least 80% as fast as the reference beside it, and the
 schema's total size after the last round is at most 1.5 times its size after the second.

@@ -160,31 +160,31 @@ class Run:
     hot_share: float  # heap-only updates of jobs, of all its updates
 
 
-def _counters(server: Server) -> tuple[str, int, int]:
+def _counters(server: Server, database: str) -> tuple[str, int, int]:
     """(the WAL position, updates of the jobs table, of which heap-only), once every
     backend of the database has exited and so reported its counts."""
-    server.wait_for_exits(DATABASE)
+    server.wait_for_exits(database)
     lsn = str(server.one("SELECT pg_current_wal_lsn()::text"))
     stats = f"FROM pg_stat_user_tables WHERE schemaname = '{S}' AND relname = 'jobs'"
-    updates = int(server.one_in(DATABASE, f"SELECT coalesce(sum(n_tup_upd), 0) {stats}"))
-    hot = int(server.one_in(DATABASE, f"SELECT coalesce(sum(n_tup_hot_upd), 0) {stats}"))
+    updates = int(server.one_in(database, f"SELECT coalesce(sum(n_tup_upd), 0) {stats}"))
+    hot = int(server.one_in(database, f"SELECT coalesce(sum(n_tup_hot_upd), 0) {stats}"))
     return lsn, updates, hot
 
 
-def run_variant(server: Server, variant: Variant, jobs: int, clients: int) -> Run:
-    url = f"{server.uri(DATABASE)}?venturi_schema={S}"
-    server.sql(DATABASE, f"DROP SCHEMA IF EXISTS {S} CASCADE")
+def run_variant(server: Server, database: str, variant: Variant, jobs: int, clients: int) -> Run:
+    url = f"{server.uri(database)}?venturi_schema={S}"
+    server.sql(database, f"DROP SCHEMA IF EXISTS {S} CASCADE")
     migrate(url)
-    server.sql(DATABASE, *variant.ddl())
-    server.sql(DATABASE, FILL % int(jobs))
-    server.settle(DATABASE)
-    lsn, updates, hot = _counters(server)
+    server.sql(database, *variant.ddl())
+    server.sql(database, FILL % int(jobs))
+    server.settle(database)
+    lsn, updates, hot = _counters(server, database)
     per_client = -(-jobs // _pgbench.FLOOR_BATCH // clients)
-    tps, _client_s = _pgbench._run(server, DATABASE, variant.script(script(url)), clients, per_client)
-    after_lsn, after_updates, after_hot = _counters(server)
+    tps, _client_s = _pgbench._run(server, database, variant.script(script(url)), clients, per_client)
+    after_lsn, after_updates, after_hot = _counters(server, database)
     wal = int(server.one("SELECT pg_wal_lsn_diff(%s::pg_lsn, %s::pg_lsn)", (after_lsn, lsn)))
-    done = server.one_in(DATABASE, f"SELECT count(*) FROM {S}.jobs WHERE state = 'completed' AND run_count = 1")
-    journaled = server.one_in(DATABASE, f"SELECT count(DISTINCT job_id) FROM {S}.journal")
+    done = server.one_in(database, f"SELECT count(*) FROM {S}.jobs WHERE state = 'completed' AND run_count = 1")
+    journaled = server.one_in(database, f"SELECT count(DISTINCT job_id) FROM {S}.journal")
     if done != jobs or journaled != jobs:
         raise RunFailed(f"levers: {variant.name}: {done} jobs done once, {journaled} journaled, of {jobs}")
     rate = tps * _pgbench.FLOOR_BATCH
@@ -192,13 +192,13 @@ def run_variant(server: Server, variant: Variant, jobs: int, clients: int) -> Ru
     return Run(rate, wal / jobs, share)
 
 
-def run_floor(server: Server, jobs: int, clients: int) -> float:
-    server.sql(DATABASE, "DROP TABLE IF EXISTS floor_jobs", *_pgbench.FLOOR_TABLE)
-    server.sql(DATABASE, _pgbench.FLOOR_FILL % int(jobs))
-    server.settle(DATABASE)
+def run_floor(server: Server, database: str, jobs: int, clients: int) -> float:
+    server.sql(database, "DROP TABLE IF EXISTS floor_jobs", *_pgbench.FLOOR_TABLE)
+    server.sql(database, _pgbench.FLOOR_FILL % int(jobs))
+    server.settle(database)
     per_client = -(-jobs // _pgbench.FLOOR_BATCH // clients)
-    tps, _client_s = _pgbench._run(server, DATABASE, _pgbench.FLOOR_SCRIPT, clients, per_client)
-    done = server.one_in(DATABASE, "SELECT count(*) FROM floor_jobs WHERE state = 2")
+    tps, _client_s = _pgbench._run(server, database, _pgbench.FLOOR_SCRIPT, clients, per_client)
+    done = server.one_in(database, "SELECT count(*) FROM floor_jobs WHERE state = 2")
     if done != jobs:
         raise RunFailed(f"levers: the batched floor did {done} rows of {jobs}")
     return tps * _pgbench.FLOOR_BATCH
@@ -220,21 +220,20 @@ def main() -> None:
     if args.jobs < _pgbench.FLOOR_BATCH * args.clients:
         parser.error(f"--jobs: at least {_pgbench.FLOOR_BATCH * args.clients:,}")
     chosen = [v for v in VARIANTS if not args.only or v.name in args.only]
-    global DATABASE
-    DATABASE += args.db_suffix
+    database = DATABASE + args.db_suffix
     server = Server(args.admin_url)
-    server.create_database(DATABASE)
+    server.create_database(database)
     runs: dict[str, list[Run]] = {v.name: [] for v in chosen}
     floor: list[float] = []
     try:
         for rep in range(args.reps):
-            floor.append(run_floor(server, args.jobs, args.clients))
+            floor.append(run_floor(server, database, args.jobs, args.clients))
             for variant in chosen:
-                done = run_variant(server, variant, args.jobs, args.clients)
+                done = run_variant(server, database, variant, args.jobs, args.clients)
                 runs[variant.name].append(done)
                 print(f"  [{rep + 1}/{args.reps}] {variant.name:16s} {done.rate:9,.0f} jobs/s", flush=True)
     finally:
-        server.drop_database(DATABASE)
+        server.drop_database(database)
         server.close()
     floor_rate = statistics.median(floor)
     current = statistics.median(r.rate for r in runs["current"]) if "current" in runs else None
