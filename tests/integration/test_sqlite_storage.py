@@ -30,7 +30,9 @@ def storage(tmp_path: Path) -> Iterator[SqliteStorage]:
     opened.close()
 
 
-def plan(storage: SqliteStorage, name: str, params: tuple[object, ...]) -> str:
+def plan(
+    storage: SqliteStorage, name: str, params: tuple[object, ...] | dict[str, object]
+) -> str:
     rows = storage._conn.execute("EXPLAIN QUERY PLAN " + storage._queries[name], params)
     return "\n".join(row[3] for row in rows)
 
@@ -48,7 +50,8 @@ def test_hot_statements_use_their_indexes(storage: SqliteStorage) -> None:
     assert "USING INDEX jobs_purge" in plan(storage, "prunable_jobs", (0.0, 10))
     assert "USING INDEX journal_job" in plan(storage, "journal_of_jobs", ('["x"]', 20))
     assert "USING INTEGER PRIMARY KEY" in plan(storage, "lease_rows", ("[1]", "t", 0.0, "w", "[1]"))
-    complete_runs = plan(storage, "complete_runs", ("[]", 0.0))
+    varying = {name: n for n in range(8) for name in (f"p{n}", f"v{n}")}  # every column in :doc
+    complete_runs = plan(storage, "complete_runs", {"doc": "[]", "finished_at": 0.0, **varying})
     assert "SEARCH jobs USING INDEX sqlite_autoindex_jobs_1 (id=?)" in complete_runs
     assert "SCAN jobs" not in complete_runs  # driven by the document, one lookup per result
     end_run = plan(
@@ -161,34 +164,79 @@ def _stored(storage: SqliteStorage) -> tuple[list[Any], list[Any]]:
     return jobs, journal
 
 
-@pytest.mark.parametrize("far_off", [False, True])
+def _shared_batch(jobs: list[Any], now: datetime) -> list[RunResult]:
+    """Completions as a worker's batch of no-op runs makes them: one ``now`` and one
+    ``purge_after`` object for all, no output, note or carry; every column but the
+    job's id is the same in every row (equal values, not only the same objects)."""
+    return [
+        RunResult(
+            job.id,
+            str(job.lease_token),
+            Resolution.COMPLETED,
+            JournalEntry(now + timedelta(0), job.run_count, JournalEvent.COMPLETED),
+            purge_after=now + timedelta(days=7),
+        )
+        for job in jobs
+    ]
+
+
+def _mixed_batch(jobs: list[Any], now: datetime) -> list[RunResult]:
+    """Some columns shared (the time, the event, a note every run writes, NULL errors)
+    and others not (outputs, carries, runs numbered 1 and 2), with NULLs among the
+    values that differ."""
+    return [
+        RunResult(
+            job.id,
+            job.lease_token,
+            Resolution.COMPLETED,
+            JournalEntry(now, 1 + i % 2, JournalEvent.COMPLETED, note='done \u00e9 "q"'),
+            carry=None if i % 3 else f'{{"i": {i}}}',
+            output=None if i % 4 == 0 else str(i),
+            purge_after=now,
+            carry_version=2,
+        )
+        for i, job in enumerate(jobs)
+    ]
+
+
+_BATCHES = {"odd": _odd_batch, "shared": _shared_batch, "mixed": _mixed_batch}
+
+
+@pytest.mark.parametrize(
+    ("shape", "size", "far_off"),
+    [("odd", 30, False), ("odd", 30, True), ("shared", 30, False), ("mixed", 30, False),
+     ("shared", 1, False), ("odd", 1, False)],
+)  # fmt: skip
 def test_a_batch_document_stores_what_row_by_row_statements_store(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, far_off: bool
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shape: str, size: int, far_off: bool
 ) -> None:
-    """complete_runs / insert_journals (one JSON document per batch) against
-    complete_run / insert_journal (one row at a time): the same rows, bit for bit,
-    REAL times included. A time past 2**53 microseconds sends the batch row by row."""
+    """complete_runs / insert_journals (one statement per batch, the columns its rows
+    share bound once, the others in a JSON document) against complete_run /
+    insert_journal (one row at a time): the same rows, bit for bit, REAL times
+    included, whichever columns the rows share. A time past 2**53 microseconds sends
+    the batch row by row."""
     now = datetime(2026, 12, 1, 15, 0, 0, 999999, tzinfo=UTC)
     stored = []
     for documents in (True, False):
         storage = SqliteStorage(str(tmp_path / f"{documents}-{far_off}.sqlite3"))
         storage.migrate()
-        ids = [f"{i:026d}" for i in range(30)]
-        storage.enqueue([request(Plain(i)) for i in range(30)])
+        ids = [f"{i:026d}" for i in range(size)]
+        storage.enqueue([request(Plain(i)) for i in range(size)])
         storage._conn.execute(
             "UPDATE jobs SET id = printf('%026d', rowid - 1), created_at = 0, run_at = 0"
         )
-        jobs = storage.claim(claim_request(limit=30, worker_id="w"), now=now)
+        jobs = storage.claim(claim_request(limit=size, worker_id="w"), now=now)
         assert sorted(job.id for job in jobs) == ids
-        batch = _odd_batch(sorted(jobs, key=lambda job: job.id), now)
+        batch = _BATCHES[shape](sorted(jobs, key=lambda job: job.id), now)
         if far_off:
             batch[-1] = batch[-1]._replace(purge_after=datetime(9999, 12, 31, tzinfo=UTC))
         if not documents:
-            monkeypatch.setattr(_finish, "completions_document", lambda results: None)
-            monkeypatch.setattr(_finish, "journal_document", lambda results: None)
-        assert storage.finish(batch, now=now) == [True] * 30
+            monkeypatch.setattr(_finish, "completions_parameters", lambda results: None)
+            monkeypatch.setattr(_finish, "journal_parameters", lambda results: None)
+        assert storage.finish(batch, now=now) == [True] * size
         monkeypatch.undo()
         stored.append(_stored(storage))
         storage.close()
     assert stored[0] == stored[1]
-    assert len(stored[0][1]) == 30
+    assert len(stored[0][1]) == size
+    assert {row[4] for row in stored[0][0]} == {"completed"}

@@ -4,8 +4,9 @@ The claim reads candidates with one range scan of the ready index per queue
 (an index led by the queue serves one queue in claim order; serving several
 queues with one ``IN`` would sort every ready row of them instead), merges
 the queues in Python, keeps the first job per concurrency key, and leases
-the chosen rows with one ``UPDATE ... RETURNING``. The journal of the jobs
-that have one is read with a single extra query for the whole batch.
+the chosen rows with one ``UPDATE``, then reads them back in claim order (one
+``SELECT``: cheaper than SQLite's ``RETURNING``). The journal of the jobs that
+have one is read with a single extra query for the whole batch.
 Paused queues (``queue_pauses``) are left out before anything is scanned.
 """
 
@@ -16,11 +17,11 @@ import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from venturi._journal import HISTORY_WINDOW, JournalEntry
-from venturi.storage._layouts import claim_rows, claimed_jobs
+from venturi.storage._layouts import ClaimRow, claimed_jobs
 from venturi.storage._run_types import ClaimedJob, ClaimRequest
 from venturi.storage.sqlite._rows import CandidateRow, epoch, journals_by_job
 
@@ -50,13 +51,18 @@ def lease(
     now: datetime,
     rowids: list[int],
 ) -> list[ClaimedJob]:
-    """Lease the chosen rows and read what the worker needs of them, in claim order."""
+    """Lease the chosen rows and read what the worker needs of them, in the order of
+    ``rowids`` (claim order, as the callers choose them)."""
     expires = now + request.lease_duration
+    chosen = json.dumps(rowids)
     params = (
-        json.dumps(rowids), request.lease_token, epoch(expires), request.worker_id,
+        chosen, request.lease_token, epoch(expires), request.worker_id,
         json.dumps(rowids[: request.start]),
     )  # fmt: skip
-    rows = claim_rows(conn.execute(queries["lease_rows"], params).fetchall())
+    conn.execute(queries["lease_rows"], params)
+    leased = conn.execute(queries["leased_rows"], (chosen,))
+    rows: list[ClaimRow[Any]] = list(map(ClaimRow._make, leased))
+    _check_types(rows)
     with_journal = [r.id for r in rows if r.journal_count]
     journals: dict[str, list[JournalEntry]] = {}
     if with_journal:
@@ -64,6 +70,24 @@ def lease(
             conn.execute(queries["journal_of_jobs"], (json.dumps(with_journal), HISTORY_WINDOW))
         )
     return claimed_jobs(rows, journals, request.lease_token, expires)
+
+
+_PRIORITY = attrgetter("priority")
+_RUN_AT = attrgetter("run_at")
+_ID = attrgetter("id")
+
+
+def _check_types(rows: Sequence[ClaimRow[Any]]) -> None:
+    """Raise if a leased row's priority, run time or id has another type than its
+    column's (another program wrote it): the claim is then rolled back and made again
+    carefully (``_careful``), which ends that row as dead and leases the rest. One set
+    of types per column, built in C: about 0.1 µs per job."""
+    if (
+        not set(map(type, map(_PRIORITY, rows))) <= {int}
+        or not set(map(type, map(_RUN_AT, rows))) <= {float, int}
+        or not set(map(type, map(_ID, rows))) <= {str}
+    ):
+        raise TypeError("a claimed row holds a value of another type than its column's")
 
 
 def any_ready(

@@ -52,15 +52,13 @@ def claim(
             for queue in queues
         ]  # fmt: skip
         rest = _claim.choose(per_queue, room)
+    # The limited jobs first, in claim order across their limits: the worker starts the
+    # first ``start`` it is given. The lease keeps the order it is given.
+    chosen.sort(key=lambda row: (-row.priority, row.run_at, row.id))
     first = [row.rowid for row in chosen]
     if not first and not rest:
         return []
-    jobs = _claim.lease(conn, queries, request, now, first + rest)
-    if first:
-        # The limited jobs first: the worker starts the first ``start`` it is given.
-        ids = {row.id for row in chosen}
-        jobs.sort(key=lambda job: job.id not in ids)
-    return jobs
+    return _claim.lease(conn, queries, request, now, first + rest)
 
 
 def _limited(
