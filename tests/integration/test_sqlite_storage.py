@@ -203,35 +203,47 @@ _BATCHES = {"odd": _odd_batch, "shared": _shared_batch, "mixed": _mixed_batch}
 
 
 @pytest.mark.parametrize(
-    ("shape", "size", "far_off"),
-    [("odd", 30, False), ("odd", 30, True), ("shared", 30, False), ("mixed", 30, False),
-     ("shared", 1, False), ("odd", 1, False)],
+    ("shape", "size", "leases", "far_off"),
+    [("odd", 30, 1, False), ("odd", 30, 1, True), ("shared", 30, 1, False),
+     ("shared", 30, 3, False), ("mixed", 30, 2, False), ("shared", 1, 1, False),
+     ("odd", 1, 1, False)],
 )  # fmt: skip
 def test_a_batch_document_stores_what_row_by_row_statements_store(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shape: str, size: int, far_off: bool
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    shape: str,
+    size: int,
+    leases: int,
+    far_off: bool,
 ) -> None:
-    """complete_runs / insert_journals (one statement per batch, the columns its rows
+    """complete_runs / complete_leased / insert_journals (one statement per batch, or
+    per lease for completions that differ in their job alone; the columns the rows
     share bound once, the others in a JSON document) against complete_run /
     insert_journal (one row at a time): the same rows, bit for bit, REAL times
-    included, whichever columns the rows share. A time past 2**53 microseconds sends
-    the batch row by row."""
+    included, whichever columns the rows share and however many leases the batch
+    holds. A time past 2**53 microseconds sends the batch row by row."""
     now = datetime(2026, 12, 1, 15, 0, 0, 999999, tzinfo=UTC)
     stored = []
     for documents in (True, False):
-        storage = SqliteStorage(str(tmp_path / f"{documents}-{far_off}.sqlite3"))
+        storage = SqliteStorage(str(tmp_path / f"{documents}.sqlite3"))
         storage.migrate()
         ids = [f"{i:026d}" for i in range(size)]
         storage.enqueue([request(Plain(i)) for i in range(size)])
         storage._conn.execute(
             "UPDATE jobs SET id = printf('%026d', rowid - 1), created_at = 0, run_at = 0"
         )
-        jobs = storage.claim(claim_request(limit=size, worker_id="w"), now=now)
+        jobs = [
+            job
+            for _ in range(leases)
+            for job in storage.claim(claim_request(limit=size // leases, worker_id="w"), now=now)
+        ]
         assert sorted(job.id for job in jobs) == ids
+        assert len({job.lease_token for job in jobs}) == leases
         batch = _BATCHES[shape](sorted(jobs, key=lambda job: job.id), now)
         if far_off:
             batch[-1] = batch[-1]._replace(purge_after=datetime(9999, 12, 31, tzinfo=UTC))
         if not documents:
-            monkeypatch.setattr(_finish, "completions_parameters", lambda results: None)
+            monkeypatch.setattr(_finish, "completion_statements", lambda results: None)
             monkeypatch.setattr(_finish, "journal_parameters", lambda results: None)
         assert storage.finish(batch, now=now) == [True] * size
         monkeypatch.undo()

@@ -14,7 +14,10 @@ about a quarter of a microsecond, ten times what binding it once does, so such
 a column is bound once (``:vN``), and the document carries only the columns
 that differ between rows (``:pN`` is column N's place in those rows, NULL when
 it is bound): a no-op completion's journal entry then costs about 2 µs instead
-of 5.5, and the document is a fifth of its size.
+of 5.5, and the document is a fifth of its size. Completions that differ in
+their job and lease alone skip the document: ``complete_leased`` takes the ids
+of one lease as a plain array, and the update, driven by the id index with no
+join to read from, costs 3.6 µs per job instead of 5.1.
 
 Times travel as integer microseconds since the epoch, divided in SQL: that
 quotient is correctly rounded, as ``datetime.timestamp()`` is, so the stored
@@ -75,6 +78,13 @@ def batch_parameters(columns: Sequence[Sequence[Any]]) -> dict[str, Any]:
     """The named parameters of a batch statement, given its columns (each one value per
     row, all of one length): ``:vN`` for a column every row shares, and ``:doc``, a JSON
     array of rows of the other columns, ``:pN`` giving each one's place in a row."""
+    params, varying = _shared_columns(columns)
+    params["doc"] = _encode(list(zip(*varying, strict=True)) if varying else [[]] * len(columns[0]))
+    return params
+
+
+def _shared_columns(columns: Sequence[Sequence[Any]]) -> tuple[dict[str, Any], list[Sequence[Any]]]:
+    """``:pN`` and ``:vN`` of ``batch_parameters``, and the columns that differ."""
     params: dict[str, Any] = {}
     varying: list[Sequence[Any]] = []
     for n, column in enumerate(columns):
@@ -85,26 +95,40 @@ def batch_parameters(columns: Sequence[Sequence[Any]]) -> dict[str, Any]:
         else:
             params[f"p{n}"], params[f"v{n}"] = len(varying), None
             varying.append(column)
-    params["doc"] = _encode(list(zip(*varying, strict=True)) if varying else [[]] * len(columns[0]))
-    return params
+    return params, varying
 
 
-def completions_parameters(results: Sequence[RunResult]) -> dict[str, Any] | None:
-    """The parameters of ``complete_runs`` for ``results`` (all completions, at least one)
-    but its ``:finished_at``, or None when a time cannot travel exactly (then
-    ``complete_run`` goes row by row). Columns: id, token, output, error code, error
-    message, purge_after in integer microseconds or null, carry or null, carry version."""
+def completion_statements(results: Sequence[RunResult]) -> list[tuple[str, dict[str, Any]]] | None:
+    """The statements that apply ``results`` (all completions, at least one), each with its
+    parameters but ``:finished_at``, or None when a time cannot travel exactly (then
+    ``complete_run`` goes row by row).
+
+    Columns: 0 id, 1 token, 2 output, 3 error code, 4 error message, 5 purge_after in
+    integer microseconds or null, 6 carry or null, 7 carry version. When the completions
+    differ in their job and lease alone (a batch of runs without an output, error or
+    carry), one ``complete_leased`` per lease token; else one ``complete_runs``."""
     micros = _Micros()
     try:
         purge_after = [micros.optional(r.purge_after) for r in results]
     except _Inexact:
         return None
-    return batch_parameters((
-        [r.job_id for r in results], [r.lease_token for r in results],
-        [r.output for r in results], [r.error_code for r in results],
+    ids = [r.job_id for r in results]
+    tokens = [r.lease_token for r in results]
+    params, varying = _shared_columns((
+        ids, tokens, [r.output for r in results], [r.error_code for r in results],
         [r.error_message for r in results], purge_after, [r.carry for r in results],
         [r.carry_version for r in results],
     ))  # fmt: skip
+    if all(params[f"p{n}"] is None for n in range(2, 8)):
+        by_token: dict[str, list[str]] = {}
+        for job_id, token in zip(ids, tokens, strict=True):
+            by_token.setdefault(token, []).append(job_id)
+        return [
+            ("complete_leased", {**params, "ids": _encode(held), "token": token})
+            for token, held in by_token.items()
+        ]
+    params["doc"] = _encode(list(zip(*varying, strict=True)))
+    return [("complete_runs", params)]
 
 
 def journal_parameters(results: Sequence[RunResult]) -> dict[str, Any] | None:

@@ -29,7 +29,7 @@ from venturi.storage._expiry import expired_lease_result, started_too_late
 from venturi.storage._results import storable_results
 from venturi.storage._run_types import Resolution, RunResult
 from venturi.storage.sqlite._claim import running_tokens
-from venturi.storage.sqlite._documents import completions_parameters, journal_parameters
+from venturi.storage.sqlite._documents import completion_statements, journal_parameters
 from venturi.storage.sqlite._rows import EpochMemo, epoch, journal_params
 
 _STATE = {  # for end_run; completions go through complete_runs (or complete_run)
@@ -145,10 +145,13 @@ def _complete(
     memo: EpochMemo,
 ) -> int:
     """Apply the completions ``results``, fenced; the number of rows they changed."""
-    batch = completions_parameters(results)
-    if batch is not None:
-        batch["finished_at"] = now_s
-        return conn.execute(queries["complete_runs"], batch).rowcount
+    statements = completion_statements(results)
+    if statements is not None:
+        changed = 0
+        for name, params in statements:
+            params["finished_at"] = now_s
+            changed += conn.execute(queries[name], params).rowcount
+        return changed
     params = [_completion_params(result, now_s, memo) for result in results]
     return conn.executemany(queries["complete_run"], params).rowcount
 

@@ -110,6 +110,8 @@ class SqliteStorage:
         self._max_wait_s = max_lock_wait.total_seconds()
         self._retention = retention
         self._queries = _QUERIES
+        #: Whether the last claim leased as many jobs as it asked for (see ``claim``).
+        self._last_claim_full = False
 
     @property
     def capabilities(self) -> Capabilities:
@@ -412,23 +414,30 @@ class SqliteStorage:
     # -- worker --------------------------------------------------------------------
 
     def claim(self, request: ClaimRequest, *, now: datetime) -> list[ClaimedJob]:
-        # An idle worker polls often: look before taking the write lock, so
-        # that polling never makes a producer's BEGIN IMMEDIATE wait.
-        if not self._read(lambda: _claim.any_ready(self._conn, self._queries, request, now)):
+        # An idle worker polls often: look before taking the write lock, so that
+        # polling never makes a producer's BEGIN IMMEDIATE wait. After a full batch
+        # there is most likely more: the look is skipped (its two reads, and the
+        # wait for the GIL after each, cost a busy worker about 2 µs per job).
+        if not self._last_claim_full and not self._read(
+            lambda: _claim.any_ready(self._conn, self._queries, request, now)
+        ):
             return []
         if request.limited():
             # Rate-limited kinds among those requested: the claim that takes slots. Its
             # fallback, after a row that does not read, claims the other kinds carefully.
-            return self._write(
+            jobs = self._write(
                 lambda: _rate_claim.claim(self._conn, self._queries, request, now),
                 lambda: _careful.claim(
                     self._conn, self._queries, _without_limited(request), now, self._retention
                 ),
             )
-        return self._write(
-            lambda: _claim.claim(self._conn, self._queries, request, now),
-            lambda: _careful.claim(self._conn, self._queries, request, now, self._retention),
-        )
+        else:
+            jobs = self._write(
+                lambda: _claim.claim(self._conn, self._queries, request, now),
+                lambda: _careful.claim(self._conn, self._queries, request, now, self._retention),
+            )
+        self._last_claim_full = len(jobs) >= request.limit > 0
+        return jobs
 
     def next_rate_slot(self, limits: Sequence[ClaimLimit], *, now: datetime) -> datetime | None:
         if not limits:

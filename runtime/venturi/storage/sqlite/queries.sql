@@ -287,6 +287,29 @@ WHERE jobs.id = CASE WHEN :p0 IS NULL THEN :v0 ELSE r.value ->> :p0 END
   AND jobs.lease_token = CASE WHEN :p1 IS NULL THEN :v1 ELSE r.value ->> :p1 END
   AND jobs.state = 'running'
 
+-- name: complete_leased
+-- complete_runs for completions that differ in their job and lease alone (runs
+-- without an output, error or carry, sharing one purge_after: a worker's
+-- common batch), one lease at a time: :ids a JSON array of the job ids, :token
+-- their lease token, :v2 to :v7 the columns the batch shares, as for
+-- complete_runs. The update is driven by the id index, with no join for SQLite
+-- to read the new values from (3.6 against 5.1 µs per job).
+UPDATE jobs
+SET state = 'completed',
+    carry = coalesce(:v6, carry),
+    carry_version = CASE WHEN :v6 IS NULL THEN carry_version ELSE :v7 END,
+    output = :v2,
+    error_code = :v3,
+    error_message = :v4,
+    finished_at = :finished_at,
+    purge_after = :v5 / 1000000.0,
+    lease_token = NULL,
+    lease_expires_at = NULL,
+    journal_count = journal_count + 1
+WHERE id IN (SELECT value FROM json_each(:ids))
+  AND lease_token = :token
+  AND state = 'running'
+
 -- name: insert_journals
 -- insert_journal for a whole batch in one statement, as complete_runs takes
 -- its columns: 0 job_id, 1 at in integer microseconds, 2 run, 3 event, 4 note,
