@@ -252,3 +252,37 @@ def test_a_batch_document_stores_what_row_by_row_statements_store(
     assert stored[0] == stored[1]
     assert len(stored[0][1]) == size
     assert {row[4] for row in stored[0][0]} == {"completed"}
+
+
+def test_jobs_without_optional_columns_are_stored_as_insert_job_stores_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """insert_plain_job (a batch whose jobs leave every optional column empty) against
+    insert_job: the same rows but for the ids and times. One job with a tag sends its
+    whole batch through insert_job, and its tag is stored."""
+    from venturi.storage.sqlite import _producer
+
+    stored: list[list[Any]] = []
+    for plain_statement in (True, False):
+        storage = SqliteStorage(str(tmp_path / f"{plain_statement}.sqlite3"))
+        storage.migrate()
+        if not plain_statement:
+            monkeypatch.setattr(_producer, "has_optional_columns", lambda job: True)
+        at = datetime(2026, 12, 2, tzinfo=UTC)
+        storage.enqueue([request(Plain(i), run_at=at) for i in range(5)])
+        monkeypatch.undo()
+        rows = storage._conn.execute("SELECT * FROM jobs ORDER BY rowid").fetchall()
+        names = [column[0] for column in storage._conn.execute("SELECT * FROM jobs").description]
+        unstable = {names.index("id"), names.index("created_at")}
+        stored.append([[v for i, v in enumerate(row) if i not in unstable] for row in rows])
+        storage.close()
+    assert stored[0] == stored[1]
+    assert len(stored[0]) == 5
+
+    storage = SqliteStorage(str(tmp_path / "tagged.sqlite3"))
+    storage.migrate()
+    tagged = request(Plain(9), tags=("vip",))
+    [first, _] = storage.enqueue([tagged, request(Plain(10))])
+    tags = storage._conn.execute("SELECT tag FROM job_tags WHERE job_id = ?", (first.job_id,))
+    assert tags.fetchall() == [("vip",)]
+    storage.close()

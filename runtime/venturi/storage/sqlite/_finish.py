@@ -152,8 +152,8 @@ def _complete(
             params["finished_at"] = now_s
             changed += conn.execute(queries[name], params).rowcount
         return changed
-    params = [_completion_params(result, now_s, memo) for result in results]
-    return conn.executemany(queries["complete_run"], params).rowcount
+    rows = [_completion_params(result, now_s, memo) for result in results]
+    return conn.executemany(queries["complete_run"], rows).rowcount
 
 
 def _completion_params(result: RunResult, now_s: float, memo: EpochMemo) -> tuple[Any, ...]:

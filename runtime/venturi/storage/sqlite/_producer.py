@@ -33,7 +33,9 @@ from venturi.storage._types import (
 from venturi.storage.sqlite._labels import rewrite_refs, write_labels
 from venturi.storage.sqlite._rows import (
     epoch,
+    has_optional_columns,
     insert_params,
+    insert_plain_params,
     journal_params,
     read_journal,
     stored_job,
@@ -52,7 +54,12 @@ def enqueue(
     created_at = time.time()
     plain = [r.job for r in requests if r.job.dedup_key is None]
     if plain:
-        conn.executemany(queries["insert_job"], [insert_params(job, created_at) for job in plain])
+        if any(has_optional_columns(job) for job in plain):
+            params = [insert_params(job, created_at) for job in plain]
+            conn.executemany(queries["insert_job"], params)
+        else:
+            params = [insert_plain_params(job, created_at) for job in plain]
+            conn.executemany(queries["insert_plain_job"], params)
         write_labels(conn, queries, plain)
     results: list[EnqueueResult]
     if len(plain) == len(requests):

@@ -83,6 +83,26 @@ def insert_params(job: NewJob, created_at: float) -> tuple[Any, ...]:
     )
 
 
+def has_optional_columns(job: NewJob) -> bool:
+    """Whether ``job`` needs ``insert_job`` rather than ``insert_plain_job``: a column
+    that a task may leave empty holds a value."""
+    return (
+        job.dedup_key is not None
+        or job.concurrency_key is not None
+        or job.headers is not None
+        or job.tags is not None
+        or job.refs is not None
+    )
+
+
+def insert_plain_params(job: NewJob, created_at: float) -> tuple[Any, ...]:
+    """Parameters of ``insert_plain_job`` (``has_optional_columns`` is false)."""
+    return (
+        job.id, job.kind, job.queue, job.priority, job.payload, job.carry, epoch(job.run_at),
+        created_at, job.version,
+    )  # fmt: skip
+
+
 def journal_params(
     job_id: str, entry: JournalEntry, to_epoch: Callable[[datetime], float] = epoch
 ) -> tuple[Any, ...]:
