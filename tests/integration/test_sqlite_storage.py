@@ -42,6 +42,9 @@ def test_hot_statements_use_their_indexes(storage: SqliteStorage) -> None:
     assert "USING INDEX jobs_ready (queue=?)" in claim
     assert "TEMP B-TREE" not in claim  # already in claim order: no sort of the backlog
     assert "USING INDEX jobs_running" in claim
+    # The pause is looked up once, by key, not per candidate.
+    assert "SCALAR SUBQUERY" in claim and "CORRELATED SCALAR SUBQUERY 1" not in claim
+    assert "SEARCH queue_pauses USING COVERING INDEX" in claim
     assert "USING INDEX jobs_dedup" in plan(storage, "find_candidate", ("k", "key"))
     assert "USING INDEX jobs_dedup" in plan(storage, "find_alias_candidate", ('["k"]', "key"))
     backlog = plan(storage, "scan_backlog", ("", "~", '["pending"]', 10))

@@ -254,3 +254,15 @@ def test_priority_names() -> None:
     with pytest.raises(ValueError, match="low, normal, high, critical"):
         Priority.parse("urgent")
     assert sorted(Priority) == [Priority.LOW, Priority.NORMAL, Priority.HIGH, Priority.CRITICAL]
+
+
+def test_inserted_results_are_the_results_an_insert_answers() -> None:
+    """``inserted_results`` builds its tuples without the NamedTuple's ``__new__``: they are
+    still EnqueueResults, equal field by field to the ones built the usual way."""
+    from venturi.storage._types import EnqueueOutcome, EnqueueResult, inserted_results
+
+    built = inserted_results(["a", "b"])
+    inserted = EnqueueOutcome.INSERTED
+    assert built == [EnqueueResult("a", inserted), EnqueueResult("b", inserted)]
+    assert all(type(r) is EnqueueResult and r.inserted and r.existing_job_id is None for r in built)
+    assert inserted_results([]) == []

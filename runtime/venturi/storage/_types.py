@@ -16,10 +16,10 @@ about 0.3 ms to define; tests/integration/test_import_footprint.py).
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from venturi._journal import JournalEntry
 from venturi._merge import MergeKind
@@ -192,3 +192,18 @@ class EnqueueResult(NamedTuple):
     @property
     def inserted(self) -> bool:
         return self.outcome in (EnqueueOutcome.INSERTED, EnqueueOutcome.INDEPENDENT)
+
+
+def inserted_results(job_ids: Iterable[str]) -> list[EnqueueResult]:
+    """``EnqueueResult(job_id, EnqueueOutcome.INSERTED)`` for each id: a batch enqueue's
+    common answer. Built as the tuples they are: the ``__new__`` a NamedTuple generates
+    (keyword and default handling) costs 0.44 µs per result, ``tuple.__new__`` 0.15 µs,
+    3% of a batch enqueue of no-op jobs on SQLite."""
+    new, inserted = _NEW_RESULT, EnqueueOutcome.INSERTED
+    return [new(EnqueueResult, (job_id, inserted, None)) for job_id in job_ids]
+
+
+_NEW_RESULT = cast(
+    "Callable[[type[EnqueueResult], tuple[str, EnqueueOutcome, None]], EnqueueResult]",
+    tuple.__new__,  # pyright: ignore[reportUnknownMemberType]
+)

@@ -54,6 +54,7 @@ from venturi.storage._types import (
     NewJob,
     RequestBatch,
     StoredJob,
+    inserted_results,
 )
 from venturi.storage.postgres._rows import (
     aware,
@@ -176,7 +177,7 @@ def enqueue(
     if own_transaction:
         yield Stmt(queries["commit"], wait=False)
     if all(r.job.dedup_key is None for r in taken):
-        return [EnqueueResult(r.job.id, EnqueueOutcome.INSERTED) for r in taken]
+        return inserted_results([r.job.id for r in taken])
     yield lock_keys(queries, taken)
     results: list[EnqueueResult] = []
     keyed_rates: list[tuple[str, str]] = []

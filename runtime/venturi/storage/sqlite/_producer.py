@@ -29,6 +29,7 @@ from venturi.storage._types import (
     EnqueueResult,
     MergeAction,
     NewJob,
+    inserted_results,
 )
 from venturi.storage.sqlite._labels import rewrite_refs, write_labels
 from venturi.storage.sqlite._rows import (
@@ -63,7 +64,7 @@ def enqueue(
         write_labels(conn, queries, plain)
     results: list[EnqueueResult]
     if len(plain) == len(requests):
-        results = [EnqueueResult(job.id, EnqueueOutcome.INSERTED) for job in plain]
+        results = inserted_results([job.id for job in plain])
     else:
         results = []
         for request in requests:
