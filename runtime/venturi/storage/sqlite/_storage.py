@@ -416,8 +416,8 @@ class SqliteStorage:
     def claim(self, request: ClaimRequest, *, now: datetime) -> list[ClaimedJob]:
         # An idle worker polls often: look before taking the write lock, so that
         # polling never makes a producer's BEGIN IMMEDIATE wait. After a full batch
-        # there is most likely more: the look is skipped (its two reads, and the
-        # wait for the GIL after each, cost a busy worker about 2 µs per job).
+        # there is most likely more: the look is skipped (its read, and the wait
+        # for the GIL after it, cost a busy worker about 1-2 µs per job).
         if not self._last_claim_full and not self._read(
             lambda: _claim.any_ready(self._conn, self._queries, request, now)
         ):
