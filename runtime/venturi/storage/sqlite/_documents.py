@@ -10,11 +10,11 @@ Most columns of a worker's batch hold one value for every row: the batch shares
 its ``now`` (each journal entry's time, each completion's ``purge_after``), the
 event, the run number of first runs, and the NULLs of runs without a note, an
 error or an output. Reading a value out of a JSON row (``->>``) costs SQLite
-about a quarter of a microsecond, ten times what binding it once does, so such
-a column is bound once (``:vN``), and the document carries only the columns
-that differ between rows (``:pN`` is column N's place in those rows, NULL when
-it is bound): a no-op completion's journal entry then costs about 2 µs instead
-of 5.5, and the document is a fifth of its size. Completions that differ in
+about a quarter of a microsecond, the ``CASE`` that takes a bound value instead
+about a tenth, so such a column is bound once (``:vN``), and the document
+carries only the columns that differ between rows (``:pN`` is column N's place
+in those rows, NULL when it is bound): a no-op completion's journal entry then
+costs about 2 µs instead of 5.5, and the document is a fifth of its size. Completions that differ in
 their job and lease alone skip the document: ``complete_leased`` takes the ids
 of one lease as a plain array, and the update, driven by the id index with no
 join to read from, costs 3.6 µs per job instead of 5.1.
