@@ -14,10 +14,11 @@ about a quarter of a microsecond, the ``CASE`` that takes a bound value instead
 about a tenth, so such a column is bound once (``:vN``), and the document
 carries only the columns that differ between rows (``:pN`` is column N's place
 in those rows, NULL when it is bound): a no-op completion's journal entry then
-costs about 2 µs instead of 5.5, and the document is a third of its size. Completions that differ in
-their job and lease alone skip the document: ``complete_leased`` takes the ids
-of one lease as a plain array, and the update, driven by the id index with no
-join to read from, costs 3.6 µs per job instead of 5.1.
+costs about 2 µs instead of 5.5, and the document is a third of its size.
+Completions that differ in their job and lease alone skip the document:
+``complete_leased`` takes the ids of one lease as a plain array, and the
+update, driven by the id index with no join to read from, costs 3.6 µs per job
+instead of 5.1.
 
 Times travel as integer microseconds since the epoch, divided in SQL: that
 quotient is correctly rounded, as ``datetime.timestamp()`` is, so the stored
