@@ -65,21 +65,18 @@ class _TimedConnection:
         return getattr(self._conn, name)
 
     def execute(self, sql: str, *params: Any) -> Any:
-        started = time.perf_counter()
-        try:
-            return self._conn.execute(sql, *params)
-        finally:
-            self._costs[self._name(sql)] += time.perf_counter() - started
+        return self._timed(self._conn.execute, sql, params)
 
     def executemany(self, sql: str, *params: Any) -> Any:
+        return self._timed(self._conn.executemany, sql, params)
+
+    def _timed(self, call: Callable[..., Any], sql: str, params: tuple[Any, ...]) -> Any:
         started = time.perf_counter()
         try:
-            return self._conn.executemany(sql, *params)
+            return call(sql, *params)
         finally:
-            self._costs[self._name(sql)] += time.perf_counter() - started
-
-    def _name(self, sql: str) -> str:
-        return self._names.get(sql) or sql.split(None, 1)[0].upper()  # BEGIN, COMMIT, ...
+            name = self._names.get(sql) or sql.split(None, 1)[0].upper()  # BEGIN, COMMIT, ...
+            self._costs[name] += time.perf_counter() - started
 
 
 @contextmanager
