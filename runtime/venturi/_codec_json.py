@@ -32,8 +32,9 @@ _ENCODER = json.JSONEncoder(
 )
 
 
-def _made_once() -> Callable[[Any], str]:
-    """``_ENCODER.encode``, without building json's C encoder anew on every call.
+def _made_once() -> Callable[[Any, int], Sequence[str]]:
+    """``_ENCODER.encode`` as the chunks it joins, without building json's C encoder
+    anew on every call (``dumps`` joins them itself: one call less per document).
 
     ``JSONEncoder.encode`` makes a fresh C encoder object per call, which costs
     more than encoding a small payload (about 1 µs against 0.4). This one is
@@ -45,8 +46,8 @@ def _made_once() -> Callable[[Any], str]:
     """
     make = getattr(json.encoder, "c_make_encoder", None)
     if make is None:
-        return _ENCODER.encode
-    encode = make(
+        return lambda value, _level: (_ENCODER.encode(value),)
+    encode: Callable[[Any, int], Sequence[str]] = make(
         None,  # markers: see above
         _ENCODER.default,  # TypeError for a value JSON cannot hold
         json.encoder.encode_basestring,  # ensure_ascii=False
@@ -57,16 +58,16 @@ def _made_once() -> Callable[[Any], str]:
         False,  # skipkeys
         False,  # allow_nan
     )
-    return lambda value: "".join(encode(value, 0))
+    return encode
 
 
-_encode = _made_once()
+_chunks = _made_once()
 
 
 def dumps(value: Any, *, what: str = "payload", limit: int = MAX_ENCODED_BYTES) -> str:
     """Compact, key-sorted JSON text; raises ``PayloadTooLarge`` above ``limit`` bytes."""
     try:
-        text = _encode(value)
+        text = "".join(_chunks(value, 0))
     except RecursionError:
         raise CodecError(
             "$", f"{what} is not valid JSON: it contains itself or nests too deeply"

@@ -63,6 +63,11 @@ class Codec(Generic[T]):
     decode: Callable[[Any, str], T]
     encode: Callable[[Any, str], Any]
     freeze: Callable[[Any], Any] | None = None
+    #: The exact type whose values ``encode`` returns unchanged (``int`` for INT): a
+    #: ``Struct`` takes a value of that type as it is, without calling ``encode`` or
+    #: building its path, which halves the encoding of a small payload. None: always
+    #: ``encode``.
+    plain: type | None = None
 
 
 class Record(Protocol):
@@ -76,10 +81,10 @@ class Record(Protocol):
 
 R = TypeVar("R", bound=Record)
 
-STR: Codec[str] = Codec(expect_str, encode_str)
-INT: Codec[int] = Codec(expect_int, encode_int)
-FLOAT: Codec[float] = Codec(expect_float, encode_float)
-BOOL: Codec[bool] = Codec(expect_bool, encode_bool)
+STR: Codec[str] = Codec(expect_str, encode_str, plain=str)
+INT: Codec[int] = Codec(expect_int, encode_int, plain=int)  # bool's type is not int: refused
+FLOAT: Codec[float] = Codec(expect_float, encode_float)  # NaN is a float: always checked
+BOOL: Codec[bool] = Codec(expect_bool, encode_bool, plain=bool)
 DATETIME: Codec[dt.datetime] = Codec(expect_datetime, encode_datetime)
 DATE: Codec[dt.date] = Codec(expect_date, encode_date)
 UUID: Codec[uuid.UUID] = Codec(expect_uuid, encode_uuid)
@@ -215,7 +220,7 @@ def field(
 class Struct:
     """The JSON shape of a generated dataclass: a JSON object with exactly these fields."""
 
-    __slots__ = ("_allowed", "_by_name", "_frozen", "_required", "fields")
+    __slots__ = ("_allowed", "_by_name", "_encoders", "_frozen", "_required", "fields")
 
     def __init__(self, *fields: Field) -> None:
         self.fields = fields
@@ -223,6 +228,7 @@ class Struct:
         self._required = frozenset(f.name for f in fields if f.required)
         self._allowed = frozenset(self._by_name)
         self._frozen = tuple((f.attr, f.codec.freeze) for f in fields if f.codec.freeze is not None)
+        self._encoders = tuple((f.attr, f.name, f.codec.plain, f.codec.encode) for f in fields)
 
     def freeze(self, value: Any) -> None:
         """Store each list of ``value`` (a generated frozen dataclass, from its
@@ -255,6 +261,9 @@ class Struct:
 
     def encode(self, value: Any, path: str = "$") -> dict[str, Any]:
         """Encode every field of ``value``, checking each value against its declared type."""
-        return {
-            f.name: f.codec.encode(getattr(value, f.attr), f"{path}.{f.name}") for f in self.fields
-        }
+        # A loop, not a comprehension: measured faster for the one to ten fields of a payload.
+        encoded: dict[str, Any] = {}
+        for attr, name, plain, encode in self._encoders:
+            item = getattr(value, attr)
+            encoded[name] = item if type(item) is plain else encode(item, f"{path}.{name}")
+        return encoded

@@ -32,7 +32,9 @@ from venturi.storage._types import (
     inserted_results,
 )
 from venturi.storage.sqlite._labels import rewrite_refs, write_labels
+from venturi.storage.sqlite._many_rows import insert_rows
 from venturi.storage.sqlite._rows import (
+    EpochMemo,
     epoch,
     has_optional_columns,
     insert_params,
@@ -55,12 +57,13 @@ def enqueue(
     created_at = time.time()
     plain = [r.job for r in requests if r.job.dedup_key is None]
     if plain:
+        to_epoch = EpochMemo()
         if any(has_optional_columns(job) for job in plain):
-            params = [insert_params(job, created_at) for job in plain]
-            conn.executemany(queries["insert_job"], params)
+            params = [insert_params(job, created_at, to_epoch) for job in plain]
+            insert_rows(conn, queries["insert_job"], params)
         else:
-            params = [insert_plain_params(job, created_at) for job in plain]
-            conn.executemany(queries["insert_plain_job"], params)
+            params = [insert_plain_params(job, created_at, to_epoch) for job in plain]
+            insert_rows(conn, queries["insert_plain_job"], params)
         write_labels(conn, queries, plain)
     results: list[EnqueueResult]
     if len(plain) == len(requests):

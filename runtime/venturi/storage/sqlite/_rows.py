@@ -73,11 +73,14 @@ def from_epoch(value: float) -> datetime:
     return datetime.fromtimestamp(value, UTC)
 
 
-def insert_params(job: NewJob, created_at: float) -> tuple[Any, ...]:
-    """Parameters of ``insert_job``."""
+def insert_params(
+    job: NewJob, created_at: float, to_epoch: Callable[[datetime], float] = epoch
+) -> tuple[Any, ...]:
+    """Parameters of ``insert_job`` (a batch's jobs mostly share one ``run_at``: an
+    ``EpochMemo`` for ``to_epoch`` converts it once)."""
     return (
         job.id, job.kind, job.queue, job.priority, job.payload, job.carry, job.dedup_key,
-        job.concurrency_key, epoch(job.run_at), created_at, job.version, job.headers,
+        job.concurrency_key, to_epoch(job.run_at), created_at, job.version, job.headers,
         None if job.tags is None else json.dumps(job.tags),
         None if job.refs is None else json.dumps(job.refs, ensure_ascii=False),
     )
@@ -95,10 +98,12 @@ def has_optional_columns(job: NewJob) -> bool:
     )
 
 
-def insert_plain_params(job: NewJob, created_at: float) -> tuple[Any, ...]:
+def insert_plain_params(
+    job: NewJob, created_at: float, to_epoch: Callable[[datetime], float] = epoch
+) -> tuple[Any, ...]:
     """Parameters of ``insert_plain_job`` (``has_optional_columns`` is false)."""
     return (
-        job.id, job.kind, job.queue, job.priority, job.payload, job.carry, epoch(job.run_at),
+        job.id, job.kind, job.queue, job.priority, job.payload, job.carry, to_epoch(job.run_at),
         created_at, job.version,
     )  # fmt: skip
 

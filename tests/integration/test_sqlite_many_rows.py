@@ -1,0 +1,81 @@
+"""SQLite's batch enqueue inserts a hundred rows per statement (``_many_rows``): the rows
+it stores must be those that one statement per row stores, in the same order, at every
+batch size around the statement's size, through both insert statements."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from venturi.storage.sqlite import SqliteStorage, _many_rows
+from venturi.storage.sqlite._many_rows import insert_rows, rows_statement
+
+from tests.conformance.helpers import request
+from tests.conformance.tasks import Plain
+
+
+def stored_rows(path: Path, requests: list[Any]) -> list[tuple[Any, ...]]:
+    storage = SqliteStorage(str(path))
+    storage.migrate()
+    results = storage.enqueue(requests)
+    assert [result.job_id for result in results] == [r.job.id for r in requests]
+    conn = storage._conn
+    names = [column[0] for column in conn.execute("SELECT * FROM jobs").description]
+    created_at = names.index("created_at")
+    rows = [
+        tuple(value for i, value in enumerate(row) if i != created_at)
+        for row in conn.execute("SELECT * FROM jobs ORDER BY rowid")
+    ]
+    tags = conn.execute("SELECT job_id, tag FROM job_tags ORDER BY job_id, tag").fetchall()
+    storage.close()
+    return [*rows, *tags]
+
+
+@pytest.mark.parametrize("size", [1, 99, 100, 101, 250])
+@pytest.mark.parametrize("optional_columns", [False, True], ids=["plain", "keyed"])
+def test_a_batch_is_stored_as_one_statement_per_row_stores_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int, optional_columns: bool
+) -> None:
+    """``optional_columns``: every third job has a concurrency key and the batch's
+    jobs a tag, so the batch takes ``insert_job`` (with NULLs among its values)."""
+    requests = [
+        request(Plain(n, level=n % 4 + 1, lock=f"k{n}" if optional_columns and n % 3 == 0 else None),
+                tags=("t",) if optional_columns else None)
+        for n in range(size)
+    ]  # fmt: skip
+    many = stored_rows(tmp_path / "many.sqlite3", requests)
+    monkeypatch.setattr(_many_rows, "ROWS_PER_STATEMENT", 10**9)  # executemany alone
+    one_by_one = stored_rows(tmp_path / "one.sqlite3", requests)
+    assert many == one_by_one
+    assert len([row for row in many if len(row) > 2]) == size
+
+
+def test_the_statement_of_many_rows_numbers_each_rows_parameters_after_the_last() -> None:
+    sql = "WITH w AS (SELECT ?1 AS a) INSERT INTO t (a, b) VALUES (?2, ?3)"
+    with pytest.raises(ValueError, match="numbered parameters"):
+        rows_statement(sql, 3)  # a parameter before VALUES: not one row's
+    sql = "-- ?9: a comment, left out\nINSERT INTO t (a, b, c, d) VALUES (?1, 'x', ?2, ?2)"
+    assert rows_statement(sql, 3) == (
+        "INSERT INTO t (a, b, c, d) VALUES (?1, 'x', ?2, ?2),\n"
+        "       (?3, 'x', ?4, ?4),\n"
+        "       (?5, 'x', ?6, ?6)"
+    )
+    with pytest.raises(ValueError, match="one-row INSERT"):
+        rows_statement("DELETE FROM t WHERE a = ?1", 2)
+
+
+def test_a_row_that_fails_leaves_the_rows_before_it_to_the_transaction(tmp_path: Path) -> None:
+    """The caller's transaction is what makes a batch all or nothing: a failing row
+    raises sqlite3's own error, after the statements before it, within it."""
+    conn = sqlite3.connect(tmp_path / "t.sqlite3", isolation_level=None)
+    conn.execute("CREATE TABLE t (a INTEGER PRIMARY KEY, b TEXT NOT NULL)")
+    rows = [(n, "b") for n in range(150)] + [(150, None)]
+    conn.execute("BEGIN")
+    with pytest.raises(sqlite3.IntegrityError):
+        insert_rows(conn, "INSERT INTO t (a, b) VALUES (?1, ?2)", rows)
+    assert conn.execute("SELECT count(*) FROM t").fetchone() == (150,)  # all before it
+    conn.execute("ROLLBACK")
+    assert conn.execute("SELECT count(*) FROM t").fetchone() == (0,)
+    conn.close()
