@@ -186,6 +186,10 @@ _PRIORITIES = frozenset(int(level) for level in Priority)
 
 #: ``Task.refs``, which a class that declares no references inherits.
 _BASE_REFS: object = Task.__dict__["refs"]
+# A class that keeps Task's own dedup_key or concurrency_key has none: a batch enqueue
+# need not call it for each of its jobs.
+_BASE_DEDUP_KEY: object = Task.__dict__["dedup_key"]
+_BASE_CONCURRENCY_KEY: object = Task.__dict__["concurrency_key"]
 
 
 def _refs(task: Task[Any]) -> tuple[str, ...] | None:
@@ -318,6 +322,8 @@ def build_requests(
 
 def _no_dedup_key(tasks: Sequence[Task[Any]]) -> bool:
     for task in tasks:
+        if type(task).dedup_key is _BASE_DEDUP_KEY:
+            continue
         try:
             if task.dedup_key() is not None:
                 return False
@@ -336,27 +342,30 @@ def _requests(
     headers: str | None,
     extra_tags: tuple[str, ...] | None = None,
 ) -> Iterator[EnqueueRequest]:
-    per_class: dict[type[Any], _Fixed] = {}
+    per_class: dict[type[Any], tuple[_Fixed, bool, bool]] = {}
     marked: dict[type[Any], str] = {}  # the headers of a class with sensitive fields
     dumps = codec.dumps
     for task, job_id in zip(tasks, ids, strict=True):
         cls = type(task)
-        fixed = per_class.get(cls)
-        if fixed is None:
+        facts = per_class.get(cls)
+        if facts is None:
             fixed = _checked_class(cls, queue)
             if extra_tags is not None:  # the job's tags, once per class of the batch
                 fixed = (*fixed[:3], TAG.combined(fixed[3], extra_tags), fixed[4])
-            per_class[cls] = fixed
+            keyed = cls.dedup_key is not _BASE_DEDUP_KEY
+            locked = cls.concurrency_key is not _BASE_CONCURRENCY_KEY
+            facts = per_class[cls] = (fixed, keyed, locked)
             if cls.SENSITIVE:
                 marked[cls] = with_marker(headers, cls.SENSITIVE)
+        fixed, keyed, locked = facts
         try:
             payload = dumps(task.to_json())
         except RecursionError:
             payload = encode_payload(task)  # raises the CodecError
-        dedup_key = task.dedup_key()
+        dedup_key = task.dedup_key() if keyed else None
         if dedup_key is not None:
             dedup_key = _key(dedup_key, "dedup key")
-        concurrency_key = task.concurrency_key()
+        concurrency_key = task.concurrency_key() if locked else None
         if concurrency_key is not None:
             concurrency_key = _key(concurrency_key, "concurrency key")
         level = task.priority()
