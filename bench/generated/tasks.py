@@ -39,6 +39,9 @@ class Noop(Task[NoCarry]):
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _NOOP.encode(self, path)
 
+    def to_json_text(self) -> str:
+        return _NOOP.text(self)
+
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
         return _NOOP.decode(cls, data, path)

@@ -8,6 +8,7 @@ the per-type logic lives here and in ``_codec_values``, once.
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar, cast
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     import ulid
 
 from venturi._codec_errors import CodecError
+from venturi._codec_json import MAX_ENCODED_BYTES, dumps
 from venturi._codec_values import (
     encode_bool,
     encode_date,
@@ -49,6 +51,9 @@ from venturi._codec_values import (
 from venturi._sealing import sensitive as sealed
 
 T = TypeVar("T")
+
+#: What ``dumps`` writes a string as (ensure_ascii off), for ``Struct.text``.
+_encode_string: Callable[[str], str] = json.encoder.encode_basestring
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +191,19 @@ def nested(cls: type[R]) -> Codec[R]:
     return Codec(lambda data, path: cls.from_json(data, path), encode)
 
 
+def _flat_fields(fields: Sequence[Field]) -> tuple[tuple[str, str, type], ...] | None:
+    """``(attribute, text before the value, plain type)`` of each field in the order
+    ``dumps`` writes them (sorted by JSON name), when each field's codec has a plain type
+    that ``Struct.text`` writes itself; None otherwise, or for no field at all."""
+    ordered = sorted(fields, key=lambda f: f.name)
+    if not ordered or any(f.codec.plain not in (int, str, bool) for f in ordered):
+        return None
+    return tuple(
+        (f.attr, ("{" if i == 0 else ",") + _encode_string(f.name) + ":", cast(type, f.codec.plain))
+        for i, f in enumerate(ordered)
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Field:
     """One dataclass field: its JSON name, codec, Python attribute, and whether JSON must have it."""
@@ -220,7 +238,7 @@ def field(
 class Struct:
     """The JSON shape of a generated dataclass: a JSON object with exactly these fields."""
 
-    __slots__ = ("_allowed", "_by_name", "_encoders", "_frozen", "_required", "fields")
+    __slots__ = ("_allowed", "_by_name", "_encoders", "_flat", "_frozen", "_required", "fields")
 
     def __init__(self, *fields: Field) -> None:
         self.fields = fields
@@ -229,6 +247,7 @@ class Struct:
         self._allowed = frozenset(self._by_name)
         self._frozen = tuple((f.attr, f.codec.freeze) for f in fields if f.codec.freeze is not None)
         self._encoders = tuple((f.attr, f.name, f.codec.plain, f.codec.encode) for f in fields)
+        self._flat = _flat_fields(fields)
 
     def freeze(self, value: Any) -> None:
         """Store each list of ``value`` (a generated frozen dataclass, from its
@@ -258,6 +277,33 @@ class Struct:
             for f in self.fields
         )
         return f"{type(value).__qualname__}({shown})"
+
+    def text(self, value: Any) -> str:
+        """``dumps(self.encode(value))`` for a payload: the same JSON text, written here without the JSON
+        encoder when every field is an int, str or bool of exactly that type (``_flat``)
+        and the text is ASCII and short. Any other value takes ``encode`` and ``dumps``,
+        and so their checks and their errors. For a payload of a few such fields this is
+        about a fifth of the cost of the two (the C encoder's call for a small object
+        outweighs its work)."""
+        flat = self._flat
+        if flat is not None:
+            text = ""
+            for attr, key, plain in flat:
+                item: object = getattr(value, attr)
+                kind = type(item)
+                if kind is not plain:
+                    break
+                if kind is int:
+                    text += key + int.__repr__(cast(int, item))
+                elif kind is str:
+                    text += key + _encode_string(cast(str, item))
+                else:
+                    text += key + ("true" if item else "false")
+            else:
+                text += "}"
+                if text.isascii() and len(text) * 4 <= MAX_ENCODED_BYTES:
+                    return text
+        return dumps(self.encode(value))
 
     def encode(self, value: Any, path: str = "$") -> dict[str, Any]:
         """Encode every field of ``value``, checking each value against its declared type."""

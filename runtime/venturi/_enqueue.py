@@ -212,7 +212,7 @@ def _priority(task: Task[Any], level: Any) -> int:
 def encode_payload(task: Task[Any]) -> str:
     """The task's payload as JSON text; every refusal is a ``CodecError`` with its path."""
     try:
-        return codec.dumps(task.to_json())
+        return task.to_json_text()
     except RecursionError:  # a recursive type nested past Python's recursion limit
         raise CodecError(
             "$", f"payload nests too deeply (the limit is {codec.MAX_NESTING} levels)"
@@ -344,7 +344,6 @@ def _requests(
 ) -> Iterator[EnqueueRequest]:
     per_class: dict[type[Any], tuple[_Fixed, bool, bool]] = {}
     marked: dict[type[Any], str] = {}  # the headers of a class with sensitive fields
-    dumps = codec.dumps
     for task, job_id in zip(tasks, ids, strict=True):
         cls = type(task)
         facts = per_class.get(cls)
@@ -359,7 +358,7 @@ def _requests(
                 marked[cls] = with_marker(headers, cls.SENSITIVE)
         fixed, keyed, locked = facts
         try:
-            payload = dumps(task.to_json())
+            payload = task.to_json_text()
         except RecursionError:
             payload = encode_payload(task)  # raises the CodecError
         dedup_key = task.dedup_key() if keyed else None
@@ -434,7 +433,7 @@ def _decider(task: Task[Any], now: datetime, when: datetime, queue: str) -> Any:
         if decision.kind is MergeKind.REPLACE:
             return MergeAction(
                 MergeKind.REPLACE,
-                payload=codec.dumps(task.to_json()),
+                payload=encode_payload(task),
                 carry=fresh_carry_json(cls),
                 priority=int(task.priority()),
                 journal_entry=entry,

@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Generic, Self, TypeVar
 
 from venturi import lazy_types
 from venturi._backoff import Backoff, Growth
+from venturi._codec_json import dumps
 from venturi._codec_protocol import JsonCodec, NoCarry
 from venturi._merge import Merge, Pending, Replace
 from venturi._priority import Priority
@@ -143,6 +144,11 @@ class Task(Generic[C]):
 
     def to_json(self) -> Any:
         raise NotImplementedError(f"{type(self).__qualname__} must implement to_json")
+
+    def to_json_text(self) -> str:
+        """The payload as the JSON text a job stores: ``to_json``, encoded. Generated
+        classes write it in one step (``Struct.text``), at a third of the cost."""
+        return dumps(self.to_json())
 
     @classmethod
     def from_json(cls, data: Any) -> Self:

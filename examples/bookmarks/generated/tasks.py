@@ -50,6 +50,9 @@ class FetchBookmark(Task[NoCarry]):
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _FETCH_BOOKMARK.encode(self, path)
 
+    def to_json_text(self) -> str:
+        return _FETCH_BOOKMARK.text(self)
+
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
         return _FETCH_BOOKMARK.decode(cls, data, path)

@@ -80,6 +80,9 @@ class ReindexCatalog(Task[ReindexCatalogCarry]):
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _REINDEX_CATALOG.encode(self, path)
 
+    def to_json_text(self) -> str:
+        return _REINDEX_CATALOG.text(self)
+
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
         return _REINDEX_CATALOG.decode(cls, data, path)

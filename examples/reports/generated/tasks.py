@@ -57,6 +57,9 @@ class RenderReport(Task[NoCarry]):
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _RENDER_REPORT.encode(self, path)
 
+    def to_json_text(self) -> str:
+        return _RENDER_REPORT.text(self)
+
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
         return _RENDER_REPORT.decode(cls, data, path)
@@ -87,6 +90,9 @@ class PublishReport(Task[NoCarry]):
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _PUBLISH_REPORT.encode(self, path)
 
+    def to_json_text(self) -> str:
+        return _PUBLISH_REPORT.text(self)
+
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
         return _PUBLISH_REPORT.decode(cls, data, path)
@@ -116,6 +122,9 @@ class SendDigest(Task[NoCarry]):
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _SEND_DIGEST.encode(self, path)
 
+    def to_json_text(self) -> str:
+        return _SEND_DIGEST.text(self)
+
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
         return _SEND_DIGEST.decode(cls, data, path)
@@ -140,6 +149,9 @@ class RefreshRates(Task[NoCarry]):
 
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _REFRESH_RATES.encode(self, path)
+
+    def to_json_text(self) -> str:
+        return _REFRESH_RATES.text(self)
 
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:

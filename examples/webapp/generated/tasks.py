@@ -45,6 +45,9 @@ class SendWelcome(Task[NoCarry]):
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _SEND_WELCOME.encode(self, path)
 
+    def to_json_text(self) -> str:
+        return _SEND_WELCOME.text(self)
+
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
         return _SEND_WELCOME.decode(cls, data, path)

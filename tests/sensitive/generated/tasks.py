@@ -124,6 +124,9 @@ class MailReceipt(Task[MailReceiptCarry]):
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _MAIL_RECEIPT.encode(self, path)
 
+    def to_json_text(self) -> str:
+        return _MAIL_RECEIPT.text(self)
+
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
         return _MAIL_RECEIPT.decode(cls, data, path)
@@ -147,6 +150,9 @@ class PlainNote(Task[NoCarry]):
 
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _PLAIN_NOTE.encode(self, path)
+
+    def to_json_text(self) -> str:
+        return _PLAIN_NOTE.text(self)
 
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
@@ -176,6 +182,9 @@ class SealedNote(Task[NoCarry]):
 
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _SEALED_NOTE.encode(self, path)
+
+    def to_json_text(self) -> str:
+        return _SEALED_NOTE.text(self)
 
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:

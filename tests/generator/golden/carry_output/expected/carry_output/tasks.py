@@ -74,6 +74,9 @@ class CrawlSite(Task[CrawlSiteCarry]):
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _CRAWL_SITE.encode(self, path)
 
+    def to_json_text(self) -> str:
+        return _CRAWL_SITE.text(self)
+
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
         return _CRAWL_SITE.decode(cls, data, path)

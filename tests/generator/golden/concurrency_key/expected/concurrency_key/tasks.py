@@ -42,6 +42,9 @@ class DeployRepo(Task[NoCarry]):
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _DEPLOY_REPO.encode(self, path)
 
+    def to_json_text(self) -> str:
+        return _DEPLOY_REPO.text(self)
+
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
         return _DEPLOY_REPO.decode(cls, data, path)

@@ -50,6 +50,9 @@ class IndexPages(Task[NoCarry]):
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _INDEX_PAGES.encode(self, path)
 
+    def to_json_text(self) -> str:
+        return _INDEX_PAGES.text(self)
+
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
         return _INDEX_PAGES.decode(cls, data, path)

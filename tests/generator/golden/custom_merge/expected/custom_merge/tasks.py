@@ -70,6 +70,9 @@ class AggregateScores(Task[AggregateScoresCarry]):
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _AGGREGATE_SCORES.encode(self, path)
 
+    def to_json_text(self) -> str:
+        return _AGGREGATE_SCORES.text(self)
+
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
         return _AGGREGATE_SCORES.decode(cls, data, path)

@@ -60,6 +60,9 @@ class SyncAccount(Task[NoCarry]):
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _SYNC_ACCOUNT.encode(self, path)
 
+    def to_json_text(self) -> str:
+        return _SYNC_ACCOUNT.text(self)
+
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
         return _SYNC_ACCOUNT.decode(cls, data, path)
@@ -91,6 +94,9 @@ class ChargeCard(Task[NoCarry]):
 
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _CHARGE_CARD.encode(self, path)
+
+    def to_json_text(self) -> str:
+        return _CHARGE_CARD.text(self)
 
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:

@@ -45,6 +45,9 @@ class RefreshFeed(Task[NoCarry]):
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _REFRESH_FEED.encode(self, path)
 
+    def to_json_text(self) -> str:
+        return _REFRESH_FEED.text(self)
+
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
         return _REFRESH_FEED.decode(cls, data, path)
@@ -75,6 +78,9 @@ class RebuildIndex(Task[NoCarry]):
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _REBUILD_INDEX.encode(self, path)
 
+    def to_json_text(self) -> str:
+        return _REBUILD_INDEX.text(self)
+
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
         return _REBUILD_INDEX.decode(cls, data, path)
@@ -104,6 +110,9 @@ class NotifyUser(Task[NoCarry]):
 
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _NOTIFY_USER.encode(self, path)
+
+    def to_json_text(self) -> str:
+        return _NOTIFY_USER.text(self)
 
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:

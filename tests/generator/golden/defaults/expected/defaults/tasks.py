@@ -80,6 +80,9 @@ class Schedule(Task[NoCarry]):
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _SCHEDULE.encode(self, path)
 
+    def to_json_text(self) -> str:
+        return _SCHEDULE.text(self)
+
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
         return _SCHEDULE.decode(cls, data, path)

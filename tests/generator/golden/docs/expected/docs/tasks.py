@@ -50,6 +50,9 @@ class PaintWall(Task[NoCarry]):
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _PAINT_WALL.encode(self, path)
 
+    def to_json_text(self) -> str:
+        return _PAINT_WALL.text(self)
+
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
         return _PAINT_WALL.decode(cls, data, path)

@@ -36,6 +36,9 @@ class RebuildSitemap(Task[NoCarry]):
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _REBUILD_SITEMAP.encode(self, path)
 
+    def to_json_text(self) -> str:
+        return _REBUILD_SITEMAP.text(self)
+
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
         return _REBUILD_SITEMAP.decode(cls, data, path)

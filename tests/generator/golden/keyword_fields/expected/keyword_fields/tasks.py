@@ -49,6 +49,9 @@ class ImportRows(Task[NoCarry]):
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _IMPORT_ROWS.encode(self, path)
 
+    def to_json_text(self) -> str:
+        return _IMPORT_ROWS.text(self)
+
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
         return _IMPORT_ROWS.decode(cls, data, path)

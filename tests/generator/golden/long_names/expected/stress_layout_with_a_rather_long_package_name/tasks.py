@@ -177,6 +177,13 @@ class RecalculateTheShippingQuotesForEveryPendingOrderInTheWarehouseRegion(
             )
         )
 
+    def to_json_text(self) -> str:
+        return (
+            _RECALCULATE_THE_SHIPPING_QUOTES_FOR_EVERY_PENDING_ORDER_IN_THE_WAREHOUSE_REGION.text(
+                self
+            )
+        )
+
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
         return (
@@ -210,6 +217,9 @@ class Short(Task[NoCarry]):
 
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _SHORT.encode(self, path)
+
+    def to_json_text(self) -> str:
+        return _SHORT.text(self)
 
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
@@ -255,6 +265,11 @@ class TheReceiptSentOnceEveryParcelOfTheCustomerOrderHasBeenDelivered(Task[NoCar
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _THE_RECEIPT_SENT_ONCE_EVERY_PARCEL_OF_THE_CUSTOMER_ORDER_HAS_BEEN_DELIVERED.encode(
             self, path
+        )
+
+    def to_json_text(self) -> str:
+        return _THE_RECEIPT_SENT_ONCE_EVERY_PARCEL_OF_THE_CUSTOMER_ORDER_HAS_BEEN_DELIVERED.text(
+            self
         )
 
     @classmethod

@@ -38,6 +38,9 @@ class SendEmail(Task[NoCarry]):
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _SEND_EMAIL.encode(self, path)
 
+    def to_json_text(self) -> str:
+        return _SEND_EMAIL.text(self)
+
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
         return _SEND_EMAIL.decode(cls, data, path)

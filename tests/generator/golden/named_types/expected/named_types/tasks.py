@@ -86,6 +86,9 @@ class ShipParcel(Task[NoCarry]):
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _SHIP_PARCEL.encode(self, path)
 
+    def to_json_text(self) -> str:
+        return _SHIP_PARCEL.text(self)
+
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
         return _SHIP_PARCEL.decode(cls, data, path)

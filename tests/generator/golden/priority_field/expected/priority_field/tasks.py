@@ -55,6 +55,9 @@ class RecomputeScores(Task[NoCarry]):
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _RECOMPUTE_SCORES.encode(self, path)
 
+    def to_json_text(self) -> str:
+        return _RECOMPUTE_SCORES.text(self)
+
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
         return _RECOMPUTE_SCORES.decode(cls, data, path)
@@ -78,6 +81,9 @@ class NotifyTeam(Task[NoCarry]):
 
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _NOTIFY_TEAM.encode(self, path)
+
+    def to_json_text(self) -> str:
+        return _NOTIFY_TEAM.text(self)
 
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:

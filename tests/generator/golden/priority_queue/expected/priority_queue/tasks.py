@@ -38,6 +38,9 @@ class PageOnCall(Task[NoCarry]):
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _PAGE_ON_CALL.encode(self, path)
 
+    def to_json_text(self) -> str:
+        return _PAGE_ON_CALL.text(self)
+
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
         return _PAGE_ON_CALL.decode(cls, data, path)
@@ -59,6 +62,9 @@ class CompactLogs(Task[NoCarry]):
 
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _COMPACT_LOGS.encode(self, path)
+
+    def to_json_text(self) -> str:
+        return _COMPACT_LOGS.text(self)
 
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:

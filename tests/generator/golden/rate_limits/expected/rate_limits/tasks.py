@@ -40,6 +40,9 @@ class CallProvider(Task[NoCarry]):
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _CALL_PROVIDER.encode(self, path)
 
+    def to_json_text(self) -> str:
+        return _CALL_PROVIDER.text(self)
+
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
         return _CALL_PROVIDER.decode(cls, data, path)
@@ -68,6 +71,9 @@ class SyncAccount(Task[NoCarry]):
 
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _SYNC_ACCOUNT.encode(self, path)
+
+    def to_json_text(self) -> str:
+        return _SYNC_ACCOUNT.text(self)
 
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:

@@ -65,6 +65,9 @@ class SendReceipt(Task[NoCarry]):
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _SEND_RECEIPT.encode(self, path)
 
+    def to_json_text(self) -> str:
+        return _SEND_RECEIPT.text(self)
+
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
         return _SEND_RECEIPT.decode(cls, data, path)
@@ -97,6 +100,9 @@ class ExportAccount(Task[NoCarry]):
 
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _EXPORT_ACCOUNT.encode(self, path)
+
+    def to_json_text(self) -> str:
+        return _EXPORT_ACCOUNT.text(self)
 
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:

@@ -44,6 +44,9 @@ class ChargeCard(Task[NoCarry]):
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _CHARGE_CARD.encode(self, path)
 
+    def to_json_text(self) -> str:
+        return _CHARGE_CARD.text(self)
+
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
         return _CHARGE_CARD.decode(cls, data, path)
@@ -67,6 +70,9 @@ class SyncLedger(Task[NoCarry]):
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _SYNC_LEDGER.encode(self, path)
 
+    def to_json_text(self) -> str:
+        return _SYNC_LEDGER.text(self)
+
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
         return _SYNC_LEDGER.decode(cls, data, path)
@@ -89,6 +95,9 @@ class PingPartner(Task[NoCarry]):
 
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _PING_PARTNER.encode(self, path)
+
+    def to_json_text(self) -> str:
+        return _PING_PARTNER.text(self)
 
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:

@@ -42,6 +42,9 @@ class ResizeImage(Task[NoCarry]):
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _RESIZE_IMAGE.encode(self, path)
 
+    def to_json_text(self) -> str:
+        return _RESIZE_IMAGE.text(self)
+
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
         return _RESIZE_IMAGE.decode(cls, data, path)

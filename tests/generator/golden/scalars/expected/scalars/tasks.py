@@ -50,6 +50,9 @@ class RecordEvent(Task[NoCarry]):
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _RECORD_EVENT.encode(self, path)
 
+    def to_json_text(self) -> str:
+        return _RECORD_EVENT.text(self)
+
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
         return _RECORD_EVENT.decode(cls, data, path)

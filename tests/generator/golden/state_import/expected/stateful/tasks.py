@@ -38,6 +38,9 @@ class WarmCache(Task[NoCarry]):
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _WARM_CACHE.encode(self, path)
 
+    def to_json_text(self) -> str:
+        return _WARM_CACHE.text(self)
+
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
         return _WARM_CACHE.decode(cls, data, path)

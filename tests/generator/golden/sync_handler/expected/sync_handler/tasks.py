@@ -38,6 +38,9 @@ class ExportReport(Task[NoCarry]):
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _EXPORT_REPORT.encode(self, path)
 
+    def to_json_text(self) -> str:
+        return _EXPORT_REPORT.text(self)
+
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
         return _EXPORT_REPORT.decode(cls, data, path)
@@ -61,6 +64,9 @@ class NotifyOwner(Task[NoCarry]):
 
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _NOTIFY_OWNER.encode(self, path)
+
+    def to_json_text(self) -> str:
+        return _NOTIFY_OWNER.text(self)
 
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:

@@ -39,6 +39,9 @@ class SyncAccount(Task[NoCarry]):
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _SYNC_ACCOUNT.encode(self, path)
 
+    def to_json_text(self) -> str:
+        return _SYNC_ACCOUNT.text(self)
+
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
         return _SYNC_ACCOUNT.decode(cls, data, path)
@@ -61,6 +64,9 @@ class Reindex(Task[NoCarry]):
 
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _REINDEX.encode(self, path)
+
+    def to_json_text(self) -> str:
+        return _REINDEX.text(self)
 
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
@@ -87,6 +93,9 @@ class LongTagged(Task[NoCarry]):
 
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _LONG_TAGGED.encode(self, path)
+
+    def to_json_text(self) -> str:
+        return _LONG_TAGGED.text(self)
 
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:

@@ -46,6 +46,9 @@ class SendDigest(Task[NoCarry]):
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _SEND_DIGEST.encode(self, path)
 
+    def to_json_text(self) -> str:
+        return _SEND_DIGEST.text(self)
+
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
         return _SEND_DIGEST.decode(cls, data, path)

@@ -79,6 +79,9 @@ class SendReceipt(Task[SendReceiptCarry]):
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _SEND_RECEIPT.encode(self, path)
 
+    def to_json_text(self) -> str:
+        return _SEND_RECEIPT.text(self)
+
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
         return _SEND_RECEIPT.decode(cls, data, path)
@@ -159,6 +162,9 @@ class PruneCarts(Task[NoCarry]):
 
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _PRUNE_CARTS.encode(self, path)
+
+    def to_json_text(self) -> str:
+        return _PRUNE_CARTS.text(self)
 
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:

@@ -49,6 +49,9 @@ class ExpireSessions(Task[NoCarry]):
     def to_json(self, path: str = "$") -> dict[str, Any]:
         return _EXPIRE_SESSIONS.encode(self, path)
 
+    def to_json_text(self) -> str:
+        return _EXPIRE_SESSIONS.text(self)
+
     @classmethod
     def from_json(cls, data: Any, path: str = "$") -> Self:
         return _EXPIRE_SESSIONS.decode(cls, data, path)
