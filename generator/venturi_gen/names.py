@@ -47,7 +47,8 @@ TASK_MEMBERS = frozenset(
         "ALIASES", "CARRY", "GROWTH", "KIND", "MAX_FAILURES", "MERGE_MODULE", "OUTPUT", "QUEUE",
         "RATE_LIMIT", "RETENTION", "SCHEDULE", "TAGS", "TIMEOUT", "UNIQUE_PERIOD", "VERSION",
         "backoff", "concurrency_key", "decode_carry", "decode_payload", "dedup_key", "from_json",
-        "merge", "new_carry", "priority", "rate_key", "scheduled", "to_json", "upgrades",
+        "merge", "new_carry", "priority", "rate_key", "scheduled", "to_json", "to_json_text",
+        "upgrades",
     }
 )
 

@@ -35,6 +35,7 @@ class ImportRows(Task[NoCarry]):
     type_: str
     str_: str
     priority_: int
+    to_json_text_: str
     id: int
 
     def priority(self) -> Priority:
@@ -63,5 +64,6 @@ _IMPORT_ROWS = codec.Struct(
     codec.field("type", codec.STR, attr="type_"),
     codec.field("str", codec.STR, attr="str_"),
     codec.field("priority", codec.INT, attr="priority_"),
+    codec.field("to_json_text", codec.STR, attr="to_json_text_"),
     codec.field("id", codec.INT),
 )
