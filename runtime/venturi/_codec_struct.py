@@ -279,12 +279,12 @@ class Struct:
         return f"{type(value).__qualname__}({shown})"
 
     def text(self, value: Any) -> str:
-        """``dumps(self.encode(value))`` for a payload: the same JSON text, written here without the JSON
-        encoder when every field is an int, str or bool of exactly that type (``_flat``)
-        and the text is ASCII and short. Any other value takes ``encode`` and ``dumps``,
-        and so their checks and their errors. For a payload of a few such fields this is
-        about a fifth of the cost of the two (the C encoder's call for a small object
-        outweighs its work)."""
+        """``dumps(self.encode(value))`` for a payload: the same JSON text, written here
+        without the JSON encoder when every field is an int, str or bool of exactly that
+        type (``_flat``) and the text is ASCII and short. Any other value takes ``encode``
+        and ``dumps``, and so their checks and their errors. For the benchmark's payload of
+        one int this is about a third of the cost of the two (0.36 against 1.02 µs): the C
+        encoder's call for a small object outweighs its work."""
         flat = self._flat
         if flat is not None:
             text = ""
