@@ -59,6 +59,20 @@ def _deliver(future: asyncio.Future[Any], result: Any, error: BaseException | No
         future.set_result(result)
 
 
+def deliver_soon(
+    loop: asyncio.AbstractEventLoop,
+    future: asyncio.Future[Any],
+    result: Any,
+    error: BaseException | None,
+) -> None:
+    """From a thread: ``future`` gets ``result`` (or ``error``) on its loop, unless the
+    loop has closed meanwhile (then nobody waits for it) or the future was cancelled."""
+    try:
+        loop.call_soon_threadsafe(_deliver, future, result, error)
+    except RuntimeError:  # the loop closed while the call ran
+        pass
+
+
 class Threads:
     """Runs callables on ``size`` daemon threads, started at the first call."""
 
@@ -81,6 +95,14 @@ class Threads:
         future: asyncio.Future[T] = loop.create_future()
         self._calls.put((contextvars.copy_context(), fn, loop, future))
         return await future
+
+    def post(self, fn: Callable[[], None]) -> None:
+        """``fn()`` on one of the threads, in a copy of the current context, awaited by
+        nobody: ``fn`` delivers its own results, and must not raise."""
+        if self._closed:
+            raise StorageClosed(f"{self._name} is closed; open a new queue, storage or worker")
+        self._ensure_thread()
+        self._calls.put((contextvars.copy_context(), fn, None, None))
 
     def _ensure_thread(self) -> None:
         if self._threads and self._pid == os.getpid():
@@ -109,10 +131,8 @@ class Threads:
                 result = context.run(fn)
             except BaseException as exc:  # handed to the awaiting coroutine
                 error = exc
-            try:
-                loop.call_soon_threadsafe(_deliver, future, result, error)
-            except RuntimeError:  # the loop closed while the call ran: nobody waits
-                pass
+            if loop is not None:  # else posted: the call delivered its results itself
+                deliver_soon(loop, future, result, error)
             del item, context, fn, loop, future, result, error
 
     async def close(self, last: Callable[[], None] | None = None) -> None:

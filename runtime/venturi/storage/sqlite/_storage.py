@@ -422,22 +422,72 @@ class SqliteStorage:
             lambda: _claim.any_ready(self._conn, self._queries, request, now)
         ):
             return []
+        work, careful = self._claim_work(request, now)
+        jobs = self._write(work, careful)
+        self._last_claim_full = len(jobs) >= request.limit > 0
+        return jobs
+
+    def finish_and_claim(
+        self,
+        results: Sequence[RunResult],
+        *,
+        now: datetime,
+        started: Sequence[tuple[str, str]] = (),
+        take_claim: Callable[[], tuple[ClaimRequest, datetime] | None],
+    ) -> tuple[list[bool], list[ClaimedJob] | None]:
+        """``finish``, and in the same transaction the claim ``take_claim`` hands over
+        once the results are applied (a request and its ``now``; None: no claim). One
+        commit, one fsync, for both (see ``_worker_writes``); the claim sees what the
+        results just did (a retry due at once, a concurrency key set free).
+
+        The claimed jobs, or None when no claim was taken or the claim failed: it is
+        then rolled back alone (the results stay) and is to be made again by ``claim``,
+        which reads a row that does not read carefully. ``take_claim`` may be called
+        again if the transaction is retried, and must then hand over the same claim.
+        """
+        conn, queries = self._conn, self._queries
+
+        def work() -> tuple[list[bool], list[ClaimedJob] | None]:
+            held = _finish.finish(conn, queries, results, now, started)
+            if conn.text_factory is not str:
+                # Made again after a row that did not read: the claim goes alone, where
+                # such a row is read carefully and ended, never handed out half read.
+                return held, None
+            asked = take_claim()
+            if asked is None:
+                return held, None
+            request, claim_now = asked
+            claim_work, _ = self._claim_work(request, claim_now)
+            conn.execute("SAVEPOINT claim")
+            try:
+                jobs = claim_work()
+            except Exception:
+                conn.execute("ROLLBACK TO claim")
+                conn.execute("RELEASE claim")
+                return held, None
+            conn.execute("RELEASE claim")
+            self._last_claim_full = len(jobs) >= request.limit > 0
+            return held, jobs
+
+        return self._write(work)
+
+    def _claim_work(
+        self, request: ClaimRequest, now: datetime
+    ) -> tuple[Callable[[], list[ClaimedJob]], Callable[[], list[ClaimedJob]]]:
+        """The claim's statements inside a write transaction, and their careful twin (run
+        instead after a row that does not read)."""
+        conn, queries, retention = self._conn, self._queries, self._retention
         if request.limited():
             # Rate-limited kinds among those requested: the claim that takes slots. Its
             # fallback, after a row that does not read, claims the other kinds carefully.
-            jobs = self._write(
-                lambda: _rate_claim.claim(self._conn, self._queries, request, now),
-                lambda: _careful.claim(
-                    self._conn, self._queries, _without_limited(request), now, self._retention
-                ),
+            return (
+                lambda: _rate_claim.claim(conn, queries, request, now),
+                lambda: _careful.claim(conn, queries, _without_limited(request), now, retention),
             )
-        else:
-            jobs = self._write(
-                lambda: _claim.claim(self._conn, self._queries, request, now),
-                lambda: _careful.claim(self._conn, self._queries, request, now, self._retention),
-            )
-        self._last_claim_full = len(jobs) >= request.limit > 0
-        return jobs
+        return (
+            lambda: _claim.claim(conn, queries, request, now),
+            lambda: _careful.claim(conn, queries, request, now, retention),
+        )
 
     def next_rate_slot(self, limits: Sequence[ClaimLimit], *, now: datetime) -> datetime | None:
         if not limits:

@@ -42,6 +42,7 @@ from venturi.storage._run_types import ClaimedJob, ClaimLimit, ClaimRequest, Run
 from venturi.storage._types import EnqueueRequest, EnqueueResult, StoredJob
 from venturi.storage._waiting import poll_async
 from venturi.storage.sqlite._storage import SqliteStorage
+from venturi.storage.sqlite._worker_writes import WorkerWrites
 
 
 class AsyncSqliteStorage:
@@ -53,6 +54,7 @@ class AsyncSqliteStorage:
     def __init__(self, sync: SqliteStorage) -> None:
         self.sync = sync
         self._thread = Threads(f"venturi-sqlite:{sync.path}")
+        self._worker_writes = WorkerWrites(sync, self._thread)
         self._inline_taken = False
 
     @property
@@ -129,8 +131,8 @@ class AsyncSqliteStorage:
         """Nothing to do (see ``SqliteStorage.reclaim_space``); the thread is not woken."""
 
     async def claim(self, request: ClaimRequest, *, now: datetime) -> list[ClaimedJob]:
-        sync = self.sync
-        return await self._thread.run(lambda: sync.claim(request, now=now))
+        # A claim queued right behind a finish shares its transaction (``_worker_writes``).
+        return await self._worker_writes.claim(request, now)
 
     async def next_rate_slot(
         self, limits: Sequence[ClaimLimit], *, now: datetime
@@ -149,8 +151,7 @@ class AsyncSqliteStorage:
         now: datetime,
         started: Sequence[tuple[str, str]] = (),
     ) -> list[bool]:
-        sync = self.sync
-        return await self._thread.run(lambda: sync.finish(results, now=now, started=started))
+        return await self._worker_writes.finish(results, now, started)
 
     async def heartbeat(
         self, leases: Sequence[tuple[str, str]], *, lease_duration: timedelta, now: datetime
