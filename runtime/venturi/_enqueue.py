@@ -27,6 +27,8 @@ from venturi._unfilled import require_written_merge
 from venturi.codec import CodecError
 from venturi.errors import ConfigurationError
 from venturi.storage._types import (
+    NEW_JOB,
+    NEW_REQUEST,
     DecodeFailure,
     EnqueueRequest,
     EnqueueResult,
@@ -368,24 +370,27 @@ def _requests(
         if concurrency_key is not None:
             concurrency_key = _key(concurrency_key, "concurrency key")
         level = task.priority()
-        job = NewJob(
-            job_id,
-            fixed[0],
-            fixed[1],
-            int(level) if type(level) is Priority else _priority(task, level),
-            payload,
-            fixed[2],
-            dedup_key,
-            concurrency_key,
-            when,
-            cls.VERSION,
-            marked.get(cls, headers) if marked else headers,
-            fixed[3] or None,
-            None if cls.RATE_LIMIT is None else _rate_key(task),
-            _refs(task) if fixed[4] else None,
+        job = NEW_JOB(
+            NewJob,
+            (
+                job_id,
+                fixed[0],
+                fixed[1],
+                int(level) if type(level) is Priority else _priority(task, level),
+                payload,
+                fixed[2],
+                dedup_key,
+                concurrency_key,
+                when,
+                cls.VERSION,
+                marked.get(cls, headers) if marked else headers,
+                fixed[3] or None,
+                None if cls.RATE_LIMIT is None else _rate_key(task),
+                _refs(task) if fixed[4] else None,
+            ),
         )
         if dedup_key is None:
-            yield EnqueueRequest(job, None)
+            yield NEW_REQUEST(EnqueueRequest, (job, None, (), None))
         else:
             unique_at = None if cls.UNIQUE_PERIOD is None else now
             yield EnqueueRequest(job, _decider(task, now, when, fixed[1]), cls.ALIASES, unique_at)

@@ -5,12 +5,21 @@ batch size around the statement's size, through both insert statements."""
 from __future__ import annotations
 
 import sqlite3
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from venturi.storage._types import NewJob
 from venturi.storage.sqlite import SqliteStorage, _many_rows
 from venturi.storage.sqlite._many_rows import insert_rows, rows_statement
+from venturi.storage.sqlite._rows import (
+    EpochMemo,
+    any_optional_columns,
+    has_optional_columns,
+    insert_plain_params,
+    insert_plain_rows,
+)
 
 from tests.conformance.helpers import request
 from tests.conformance.tasks import Plain
@@ -79,3 +88,48 @@ def test_a_row_that_fails_leaves_the_rows_before_it_to_the_transaction(tmp_path:
     conn.execute("ROLLBACK")
     assert conn.execute("SELECT count(*) FROM t").fetchone() == (0,)
     conn.close()
+
+
+def test_plain_rows_made_in_c_are_those_of_one_call_per_job() -> None:
+    """``insert_plain_rows`` builds the rows of a batch sharing one run time and version
+    without a Python call per job; a batch that does not share them (other run times, a
+    run time equal but not the same object, another version) takes the call per job.
+    Either way the rows are ``insert_plain_params``'s."""
+    at = datetime(2026, 12, 3, 12, tzinfo=UTC)
+    same = datetime(2026, 12, 3, 12, tzinfo=UTC)  # equal to ``at``, another object
+    later = at + timedelta(seconds=1)
+    memo = EpochMemo()
+
+    def jobs(*times_and_versions: tuple[datetime, int]) -> list[NewJob]:
+        return [
+            NewJob(f"id{i}", "kind", "queue", i, '{"n":1}', "{}", None, None, when, version)
+            for i, (when, version) in enumerate(times_and_versions)
+        ]
+
+    for batch in (
+        jobs((at, 1), (at, 1), (at, 1)),
+        jobs((at, 1), (later, 1)),
+        jobs((at, 1), (same, 1)),
+        jobs((at, 1), (at, 2)),
+        jobs((at, 3)),
+        [],
+    ):
+        assert insert_plain_rows(batch, 99.5, memo) == [
+            insert_plain_params(job, 99.5, memo) for job in batch
+        ]
+
+
+def test_a_job_with_any_optional_column_is_seen_among_plain_ones() -> None:
+    at = datetime(2026, 12, 3, tzinfo=UTC)
+    plain = NewJob("a", "kind", "queue", 0, "{}", "{}", None, None, at)
+    assert not any_optional_columns([plain, plain])
+    others = [
+        plain._replace(dedup_key="k"),
+        plain._replace(concurrency_key=""),  # empty, yet a value: not None
+        plain._replace(headers="{}"),
+        plain._replace(tags=("t",)),
+        plain._replace(refs=("user=1",)),
+    ]
+    for other in others:
+        assert any_optional_columns([plain, other, plain]), other
+        assert has_optional_columns(other) and not has_optional_columns(plain)

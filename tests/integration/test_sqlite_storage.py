@@ -270,7 +270,7 @@ def test_jobs_without_optional_columns_are_stored_as_insert_job_stores_them(
         storage = SqliteStorage(str(tmp_path / f"{plain_statement}.sqlite3"))
         storage.migrate()
         if not plain_statement:
-            monkeypatch.setattr(_producer, "has_optional_columns", lambda job: True)
+            monkeypatch.setattr(_producer, "any_optional_columns", lambda jobs: True)
         at = datetime(2026, 12, 2, tzinfo=UTC)
         storage.enqueue([request(Plain(i), run_at=at) for i in range(5)])
         monkeypatch.undo()

@@ -20,7 +20,7 @@ from venturi import JobState, Queue
 from venturi._clock import utcnow
 from venturi._threads import Threads
 from venturi.errors import StorageClosed
-from venturi.storage import ClaimedJob, Resolution
+from venturi.storage import ClaimedJob, Resolution, StoredJob
 from venturi.storage.sqlite import SqliteStorage
 from venturi.storage.sqlite._worker_writes import WorkerWrites
 from venturi.worker import FailureCode
@@ -65,6 +65,12 @@ async def setup(tmp_path: Path) -> AsyncIterator[Setup]:
         sync.close()
 
 
+def _stored(setup: Setup, job_id: str) -> StoredJob:
+    job = setup.sync.get(job_id)
+    assert job is not None
+    return job
+
+
 def _claimed(setup: Setup, count: int) -> list[ClaimedJob]:
     return setup.sync.claim(claim_request(limit=count), now=utcnow())
 
@@ -96,9 +102,9 @@ async def test_a_claim_behind_a_finish_shares_its_commit_and_sees_its_results(se
     assert setup.commits() == 1
     # The retry, due at once, is claimable in the same transaction; claim order is kept.
     assert sorted(job.id for job in jobs) == sorted([second.id, *ids[2:]])
-    assert setup.sync.get(first.id).state is JobState.COMPLETED
-    assert all(setup.sync.get(job.id).state is JobState.RUNNING for job in jobs)
-    assert setup.sync.get(second.id).run_count == 2
+    assert _stored(setup, first.id).state is JobState.COMPLETED
+    assert all(_stored(setup, job.id).state is JobState.RUNNING for job in jobs)
+    assert _stored(setup, second.id).run_count == 2
 
 
 async def test_a_claim_that_fails_inside_the_finish_is_made_again_alone(setup: Setup) -> None:
@@ -118,8 +124,8 @@ async def test_a_claim_that_fails_inside_the_finish_is_made_again_alone(setup: S
     assert held == [True]
     assert setup.commits() == 2  # the finish (its claim rolled back), then the claim alone
     assert [job.id for job in jobs] == [ids[1], ids[3]]
-    assert setup.sync.get(first.id).state is JobState.COMPLETED
-    bad = setup.sync.get(ids[2])
+    assert _stored(setup, first.id).state is JobState.COMPLETED
+    bad = _stored(setup, ids[2])
     assert (bad.state, bad.error_code) == (JobState.DEAD, FailureCode.PAYLOAD_DECODE_ERROR)
 
 
@@ -135,7 +141,7 @@ async def test_a_finish_that_fails_leaves_its_claim_to_run_alone(setup: Setup) -
     )
     assert isinstance(error, ValueError)
     assert len(jobs) == 2
-    assert setup.sync.get(first.id).state is JobState.RUNNING  # nothing of the finish applied
+    assert _stored(setup, first.id).state is JobState.RUNNING  # nothing of the finish applied
 
 
 async def test_a_claim_ahead_of_a_finish_runs_alone_and_first(setup: Setup) -> None:
@@ -150,7 +156,7 @@ async def test_a_claim_ahead_of_a_finish_runs_alone_and_first(setup: Setup) -> N
     assert [job.id for job in jobs] == ids[1:]  # the retry came after it: not seen
     assert held == [True]
     assert setup.commits() == 2
-    assert setup.sync.get(first.id).state is JobState.PENDING
+    assert _stored(setup, first.id).state is JobState.PENDING
 
 
 async def test_a_caller_that_gives_up_leaves_the_other_its_result(setup: Setup) -> None:
@@ -169,7 +175,7 @@ async def test_a_caller_that_gives_up_leaves_the_other_its_result(setup: Setup) 
     with pytest.raises(asyncio.CancelledError):
         await finish
     # The cancelled caller's results were still written, as any started call's are.
-    assert setup.sync.get(first.id).state is JobState.COMPLETED
+    assert _stored(setup, first.id).state is JobState.COMPLETED
 
 
 async def test_a_closed_thread_refuses_new_calls(setup: Setup) -> None:

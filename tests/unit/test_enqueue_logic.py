@@ -266,3 +266,20 @@ def test_inserted_results_are_the_results_an_insert_answers() -> None:
     assert built == [EnqueueResult("a", inserted), EnqueueResult("b", inserted)]
     assert all(type(r) is EnqueueResult and r.inserted and r.existing_job_id is None for r in built)
     assert inserted_results([]) == []
+
+
+def test_jobs_and_requests_built_as_tuples_are_those_of_their_constructors() -> None:
+    """``NEW_JOB`` and ``NEW_REQUEST`` skip the NamedTuple's ``__new__``: what they build
+    is still a ``NewJob`` or an ``EnqueueRequest``, field by field the constructor's."""
+    from datetime import UTC, datetime
+
+    from venturi.storage._types import NEW_JOB, NEW_REQUEST, EnqueueRequest, NewJob
+
+    at = datetime(2026, 12, 3, tzinfo=UTC)
+    fields = ("id", "kind", "queue", 2, '{"n":1}', "{}", "d", None, at, 3, "{}", ("t",), "r", None)
+    job = NEW_JOB(NewJob, fields)
+    assert type(job) is NewJob and job == NewJob(*fields)
+    assert (job.kind, job.run_at, job.tags, job.refs) == ("kind", at, ("t",), None)
+    request = NEW_REQUEST(EnqueueRequest, (job, None, (), None))
+    assert type(request) is EnqueueRequest and request == EnqueueRequest(job, None)
+    assert (request.job, request.decide, request.aliases, request.unique_at) == (job, None, (), None)

@@ -35,10 +35,10 @@ from venturi.storage.sqlite._labels import rewrite_refs, write_labels
 from venturi.storage.sqlite._many_rows import insert_rows
 from venturi.storage.sqlite._rows import (
     EpochMemo,
+    any_optional_columns,
     epoch,
-    has_optional_columns,
     insert_params,
-    insert_plain_params,
+    insert_plain_rows,
     journal_params,
     read_journal,
     stored_job,
@@ -58,11 +58,11 @@ def enqueue(
     plain = [r.job for r in requests if r.job.dedup_key is None]
     if plain:
         to_epoch = EpochMemo()
-        if any(has_optional_columns(job) for job in plain):
+        if any_optional_columns(plain):
             params = [insert_params(job, created_at, to_epoch) for job in plain]
             insert_rows(conn, queries["insert_job"], params)
         else:
-            params = [insert_plain_params(job, created_at, to_epoch) for job in plain]
+            params = insert_plain_rows(plain, created_at, to_epoch)
             insert_rows(conn, queries["insert_plain_job"], params)
         write_labels(conn, queries, plain)
     results: list[EnqueueResult]
