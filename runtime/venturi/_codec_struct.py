@@ -68,10 +68,10 @@ class Codec(Generic[T]):
     decode: Callable[[Any, str], T]
     encode: Callable[[Any, str], Any]
     freeze: Callable[[Any], Any] | None = None
-    #: The exact type whose values ``encode`` returns unchanged (``int`` for INT): a
-    #: ``Struct`` takes a value of that type as it is, without calling ``encode`` or
-    #: building its path, which halves the encoding of a small payload. None: always
-    #: ``encode``.
+    #: The exact type whose values ``encode`` and ``decode`` both return unchanged (``int``
+    #: for INT): a ``Struct`` takes a value of that type as it is, without calling either
+    #: or building its path, which halves the encoding of a small payload. None: always
+    #: ``encode`` and ``decode``.
     plain: type | None = None
 
 
@@ -238,7 +238,9 @@ def field(
 class Struct:
     """The JSON shape of a generated dataclass: a JSON object with exactly these fields."""
 
-    __slots__ = ("_allowed", "_by_name", "_encoders", "_flat", "_frozen", "_required", "fields")
+    __slots__ = (
+        "_allowed", "_by_name", "_decoders", "_encoders", "_flat", "_frozen", "_required", "fields",
+    )  # fmt: skip
 
     def __init__(self, *fields: Field) -> None:
         self.fields = fields
@@ -247,6 +249,7 @@ class Struct:
         self._allowed = frozenset(self._by_name)
         self._frozen = tuple((f.attr, f.codec.freeze) for f in fields if f.codec.freeze is not None)
         self._encoders = tuple((f.attr, f.name, f.codec.plain, f.codec.encode) for f in fields)
+        self._decoders = {f.name: (f.attr, f.codec.plain, f.codec.decode) for f in fields}
         self._flat = _flat_fields(fields)
 
     def freeze(self, value: Any) -> None:
@@ -264,9 +267,11 @@ class Struct:
         """Strictly decode ``data``: required fields present, no unknown field, every type checked."""
         obj = expect_object(data, path, required=self._required, allowed=self._allowed)
         kwargs: dict[str, Any] = {}
+        decoders = self._decoders
         for key, value in obj.items():
-            spec = self._by_name[key]
-            kwargs[spec.attr] = spec.codec.decode(value, f"{path}.{key}")
+            attr, plain, decode = decoders[key]
+            # A value of the codec's plain type is its own decoding: no call, no path built.
+            kwargs[attr] = value if type(value) is plain else decode(value, f"{path}.{key}")
         return cls(**kwargs)
 
     def repr(self, value: Any) -> str:

@@ -8,8 +8,11 @@ through ``Queue.get`` and ``venturi jobs show``.
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
+
+from venturi._tuples import check_fields
 
 
 class JournalEvent(enum.StrEnum):
@@ -83,6 +86,17 @@ class JournalEntry(NamedTuple):
             traceback=data.get("traceback"),
         )
 
+
+#: A ``JournalEntry``'s fields in their order, as a plain tuple; ``NEW_JOURNAL_ENTRY``
+#: builds one as such (``venturi._tuples``): a batch of results makes one per job.
+JournalEntryFields = tuple[
+    datetime, int, JournalEvent, str | None, Any, str | None, str | None, str | None, str | None
+]
+NEW_JOURNAL_ENTRY = cast(
+    "Callable[[type[JournalEntry], JournalEntryFields], JournalEntry]",
+    tuple.__new__,  # pyright: ignore[reportUnknownMemberType]
+)
+check_fields(JournalEntryFields, JournalEntry)
 
 #: How many of a job's most recent journal entries a run's context (``Context.history``)
 #: and a merge's candidate (``Pending.journal``) hold: enough for a handler or a merge

@@ -15,13 +15,14 @@ another program or a damaged disk left in it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Generic, NamedTuple, TypeVar
+from functools import partial
+from typing import Any, Generic, NamedTuple, TypeVar, cast
 
 from venturi._journal import JournalEntry
 from venturi.storage._admin_types import BacklogRow
-from venturi.storage._run_types import ClaimedJob
+from venturi.storage._run_types import NEW_CLAIMED_JOB, ClaimedJob
 
 Time = TypeVar("Time")
 
@@ -86,10 +87,19 @@ def job_row(values: Iterable[Any]) -> JobRow[Any]:
     return JobRow[Any]._make(values)
 
 
+#: A ``ClaimRow`` of a claim's row as the driver returns it (the query's columns are
+#: ``{ClaimRow}``'s, in its order), built as the tuple it is (``venturi._tuples``):
+#: ``_make`` is a Python call per job.
+claim_row = cast(
+    "Callable[[Sequence[Any]], ClaimRow[Any]]",
+    partial(tuple.__new__, ClaimRow),  # pyright: ignore[reportUnknownMemberType]
+)
+
+
 def claim_rows(rows: Sequence[Sequence[Any]]) -> list[ClaimRow[Any]]:
     """The rows of a claim in claim order: priority first, then run time, then id
     (``RETURNING`` gives them in no promised order)."""
-    claimed: list[ClaimRow[Any]] = list(map(ClaimRow._make, rows))
+    claimed: list[ClaimRow[Any]] = list(map(claim_row, rows))
     claimed.sort(key=lambda r: (-r.priority, r.run_at, r.id))
     return claimed
 
@@ -102,13 +112,16 @@ def claimed_jobs(
 ) -> list[ClaimedJob]:
     """``ClaimedJob``s of ``claim_rows``, each with its journal when it has one."""
     no_journal: tuple[JournalEntry, ...] = ()
-    # Positional arguments: a NamedTuple built with keywords costs about 0.4 µs more per job.
+    # Built as the tuples they are (venturi._tuples): about 0.25 µs less per job.
     return [
-        ClaimedJob(
-            r.id, r.kind, r.queue, r.priority, r.payload, r.carry, r.run_count,
-            r.failure_count, token, expires, r.concurrency_key,
-            tuple(journals.get(r.id, no_journal)) if r.journal_count else no_journal,
-            r.payload_version, r.carry_version, r.headers, r.journal_count,
+        NEW_CLAIMED_JOB(
+            ClaimedJob,
+            (
+                r.id, r.kind, r.queue, r.priority, r.payload, r.carry, r.run_count,
+                r.failure_count, token, expires, r.concurrency_key,
+                tuple(journals.get(r.id, no_journal)) if r.journal_count else no_journal,
+                r.payload_version, r.carry_version, r.headers, r.journal_count,
+            ),
         )
         for r in rows
     ]  # fmt: skip

@@ -7,11 +7,13 @@ backends, never by ``import venturi``.
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from venturi._journal import JournalEntry
+from venturi._tuples import check_fields
 
 
 class ClaimLimit(NamedTuple):
@@ -112,3 +114,26 @@ class RunResult(NamedTuple):
     #: COMPLETED of a task with a unique period: its dedup key stays taken until then
     #: (``unique_keys``), written in the completion's transaction.
     unique_until: datetime | None = None
+
+
+#: A ``ClaimedJob``'s and a ``RunResult``'s fields in their order, as plain tuples, and
+#: both built as such (``venturi._tuples``): a claim makes one ``ClaimedJob`` per job, a
+#: batch of results one ``RunResult``.
+ClaimedJobFields = tuple[
+    str, str, str, int, str, str, int, int, str, datetime, str | None,
+    tuple[JournalEntry, ...], int, int, str | None, int,
+]  # fmt: skip
+RunResultFields = tuple[
+    str, str, Resolution, JournalEntry, str | None, datetime | None, str | None, str | None,
+    str | None, datetime | None, int, datetime | None,
+]  # fmt: skip
+NEW_CLAIMED_JOB = cast(
+    "Callable[[type[ClaimedJob], ClaimedJobFields], ClaimedJob]",
+    tuple.__new__,  # pyright: ignore[reportUnknownMemberType]
+)
+NEW_RUN_RESULT = cast(
+    "Callable[[type[RunResult], RunResultFields], RunResult]",
+    tuple.__new__,  # pyright: ignore[reportUnknownMemberType]
+)
+check_fields(ClaimedJobFields, ClaimedJob)
+check_fields(RunResultFields, RunResult)

@@ -18,12 +18,12 @@ from typing import Any, Final
 from venturi import codec
 from venturi._backoff import Backoff
 from venturi._clock import later
-from venturi._journal import JournalEntry, JournalEvent
+from venturi._journal import NEW_JOURNAL_ENTRY, JournalEntry, JournalEvent
 from venturi._sensitive import scrub, scrub_value
 from venturi._storable import MAX_MESSAGE_CHARS, bounded
 from venturi.storage._expiry import returned_result
 from venturi.storage._results import MAX_ATTACHMENT_BYTES, storable_attachment
-from venturi.storage._run_types import ClaimedJob, Resolution, RunResult
+from venturi.storage._run_types import NEW_RUN_RESULT, ClaimedJob, Resolution, RunResult
 from venturi.worker._config import WorkerConfig, seconds
 from venturi.worker._outcome import FailureCode, Outcome, OutcomeKind, TaskError, is_outcome
 from venturi.worker._registry import Registration
@@ -248,21 +248,19 @@ def resolve_batch(ends: list[RunEnd], *, now: datetime, policy: Policy) -> list[
             purge = purge_after.get(retention)
             if purge is None:
                 purge = purge_after[retention] = later(now, _retention(reg, policy))
-            # Every field positionally: a NamedTuple built with a keyword costs ~0.4 µs more.
-            append(
-                RunResult(
-                    job.id,
-                    job.lease_token,
-                    Resolution.COMPLETED,
-                    JournalEntry(now, job.run_count, completed),
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    purge,
-                )
+            # Built as the tuples they are (venturi._tuples): about 0.4 µs less per run.
+            entry = NEW_JOURNAL_ENTRY(
+                JournalEntry, (now, job.run_count, completed, None, None, None, None, None, None)
             )
+            append(
+                NEW_RUN_RESULT(
+                    RunResult,
+                    (
+                        job.id, job.lease_token, Resolution.COMPLETED, entry, None, None, None,
+                        None, None, purge, 1, None,
+                    ),
+                )
+            )  # fmt: skip
         else:
             append(resolve(end, now=now, policy=policy))
     return results

@@ -22,7 +22,7 @@ from operator import attrgetter, itemgetter
 from typing import Any
 
 from venturi._journal import HISTORY_WINDOW, JournalEntry
-from venturi.storage._layouts import ClaimRow, claimed_jobs
+from venturi.storage._layouts import ClaimRow, claim_row, claimed_jobs
 from venturi.storage._run_types import ClaimedJob, ClaimRequest
 from venturi.storage.sqlite._rows import CandidateRow, epoch, journals_by_job
 
@@ -62,7 +62,7 @@ def lease(
     )  # fmt: skip
     conn.execute(queries["lease_rows"], params)
     leased = conn.execute(queries["leased_rows"], (chosen,))
-    rows: list[ClaimRow[Any]] = list(map(ClaimRow._make, leased))
+    rows: list[ClaimRow[Any]] = list(map(claim_row, leased))
     _check_types(rows)
     with_journal = [r.id for r in rows if r.journal_count]
     journals: dict[str, list[JournalEntry]] = {}
