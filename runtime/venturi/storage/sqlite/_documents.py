@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from venturi._journal import JournalEntry
 from venturi.storage._run_types import RunResult
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -108,17 +109,16 @@ def completion_statements(results: Sequence[RunResult]) -> list[tuple[str, dict[
     integer microseconds or null, 6 carry or null, 7 carry version. When the completions
     differ in their job and lease alone (a batch of runs without an output, error or
     carry), one ``complete_leased`` per lease token; else one ``complete_runs``."""
-    micros = _Micros()
+    # The results' fields as columns, transposed in C and read by name.
+    fields = dict(zip(RunResult._fields, zip(*results, strict=True), strict=True))
     try:
-        purge_after = [micros.optional(r.purge_after) for r in results]
+        purge_after = _times(fields["purge_after"])
     except _Inexact:
         return None
-    ids = [r.job_id for r in results]
-    tokens = [r.lease_token for r in results]
+    ids, tokens = fields["job_id"], fields["lease_token"]
     params, varying = _shared_columns((
-        ids, tokens, [r.output for r in results], [r.error_code for r in results],
-        [r.error_message for r in results], purge_after, [r.carry for r in results],
-        [r.carry_version for r in results],
+        ids, tokens, fields["output"], fields["error_code"], fields["error_message"],
+        purge_after, fields["carry"], fields["carry_version"],
     ))  # fmt: skip
     if all(params[f"p{n}"] is None for n in range(2, 8)):
         by_token: dict[str, list[str]] = {}
@@ -137,16 +137,28 @@ def journal_parameters(results: Sequence[RunResult]) -> dict[str, Any] | None:
     least one), in order, or None when a time cannot travel exactly. Columns: job id, at
     in integer microseconds, run, event, note, attachment, error code, error message,
     decision, traceback."""
-    micros = _Micros()
-    entries = [r.journal_entry for r in results]
+    fields = dict(zip(RunResult._fields, zip(*results, strict=True), strict=True))
+    entries = dict(zip(JournalEntry._fields, zip(*fields["journal_entry"], strict=True), strict=True))
     try:
-        at = [micros(e.at) for e in entries]
+        at = _times(entries["at"])
     except _Inexact:
         return None
+    attachments = entries["attachment"]
+    if attachments.count(None) != len(attachments):
+        attachments = tuple(None if a is None else json.dumps(a) for a in attachments)
     return batch_parameters((
-        [r.job_id for r in results], at, [e.run for e in entries],
-        [str(e.event) for e in entries], [e.note for e in entries],
-        [None if e.attachment is None else json.dumps(e.attachment) for e in entries],
-        [e.error_code for e in entries], [e.error_message for e in entries],
-        [e.decision for e in entries], [e.traceback for e in entries],
+        fields["job_id"], at, entries["run"], list(map(str, entries["event"])),
+        entries["note"], attachments, entries["error_code"], entries["error_message"],
+        entries["decision"], entries["traceback"],
     ))  # fmt: skip
+
+
+def _times(column: Sequence[datetime | None]) -> list[int | None]:
+    """A column of datetimes (or nulls) as integer microseconds (``_Micros``): one that
+    holds one instant throughout, as a batch's ``now`` does, is converted once. Raises
+    ``_Inexact``."""
+    first = column[0]
+    micros = _Micros()
+    if column.count(first) == len(column):  # identity first: no comparison for one object
+        return [micros.optional(first)] * len(column)
+    return [micros.optional(value) for value in column]
