@@ -131,3 +131,34 @@ def test_encoders_name_a_value_of_another_type() -> None:
         codec.DATETIME.encode(dt.date(2025, 1, 1), "$.when")
     with pytest.raises(codec.CodecError, match="key part must be a scalar, got list"):
         codec.key_text(["a"])
+
+
+def test_storable_results_keeps_a_plain_batch_and_fixes_only_what_needs_it() -> None:
+    """A batch whose texts every backend stores is returned as it is; a text that one
+    cannot store (a NUL) is fixed in its result alone, the others kept."""
+    from datetime import UTC, datetime
+
+    from venturi._journal import JournalEntry, JournalEvent
+    from venturi.storage import Resolution, RunResult
+    from venturi.storage._results import storable_results
+
+    at = datetime(2026, 12, 3, tzinfo=UTC)
+
+    def plain(n: int) -> RunResult:
+        return RunResult(f"j{n}", "t", Resolution.COMPLETED, JournalEntry(at, 1, JournalEvent.COMPLETED))
+
+    batch = [plain(n) for n in range(3)]
+    assert storable_results(batch) is batch
+    entry = JournalEntry(at, 1, JournalEvent.COMPLETED)
+    for odd in (
+        plain(9)._replace(output='"fine"'),  # a text, storable: kept
+        plain(9)._replace(journal_entry=entry._replace(note="ok")),
+        plain(9)._replace(journal_entry=entry._replace(attachment={"k": 1})),
+    ):
+        mixed = [*batch, odd]
+        assert storable_results(mixed) == mixed
+    bad = plain(9)._replace(error_message="nul\x00here")
+    fixed = storable_results([*batch, bad])
+    assert fixed[:3] == batch
+    assert fixed[3].error_message is not None and "\x00" not in fixed[3].error_message
+    assert ESCAPED_MARK in fixed[3].error_message
