@@ -34,3 +34,16 @@ def pytest_report_to_serializable() -> Generator[None, Any, Any]:
     worker's channel carries only UTF-8, and such a report would crash the worker."""
     data = yield
     return _encodable(data)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On pytest-xdist's workers, the tests marked ``slow`` first (in their order).
+
+    scripts/test.sh has the scheduler deal the tests out one at a time, in their order, to
+    whichever worker is free (``--maxschedchunk 1``). A test of a minute or two dealt late
+    (the README's quick start in a fresh clone, tests/acceptance/test_readme.py) would keep
+    one worker busy long after the others ran out of tests; dealt first, the long tests run
+    beside each other and the short ones fill in after them. Every worker sorts the same
+    collection the same way, as pytest-xdist requires; one process keeps the files' order."""
+    if hasattr(config, "workerinput"):
+        items.sort(key=lambda item: item.get_closest_marker("slow") is None)
