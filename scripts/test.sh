@@ -45,4 +45,12 @@ echo "== sync twins (scripts/async_to_sync.py --check)"
 echo "== venturi-gen --check (bundled examples, the benchmark's task)"
 .venv/bin/venturi-gen --check
 echo "== pytest"
-.venv/bin/python -m pytest "$@"
+# On every core (pytest-xdist), a worker process more than there are cores: the tests spend
+# part of their time waiting (sleeps, the databases), and on two cores three workers beat
+# two. At most 8, for the shared server's connections; VENTURI_TEST_WORKERS chooses. Tests
+# are dealt one at a time to whichever worker is free, the slow ones first
+# (tests/conftest.py), so that no worker is left with a queue of long tests at the end.
+# Arguments given to this script come after and win: `bash scripts/test.sh tests/unit` runs
+# that directory on the workers, `bash scripts/test.sh -n 0 ...` in this process.
+WORKERS=${VENTURI_TEST_WORKERS:-$(.venv/bin/python -c 'import os; print(min((os.cpu_count() or 1) + 1, 8))')}
+.venv/bin/python -m pytest -n "$WORKERS" --maxschedchunk 1 "$@"

@@ -115,6 +115,25 @@ class OwnServer:
         return int(row[0]) if row else 0
 
 
+def _started(server: OwnServer, attempts: int = 5) -> OwnServer:
+    """``server`` started, on another free port when its own was taken meanwhile.
+
+    The port was free when ``_free_port`` closed its socket; until the postmaster binds it,
+    another process (a parallel test run's worker choosing a port the same way) may take
+    it, and the start fails. A server that fails for any other reason fails every time."""
+    for attempt in range(1, attempts + 1):
+        try:
+            server.start()
+            return server
+        except subprocess.CalledProcessError:
+            log = server.datadir / "server.log"
+            taken = log.is_file() and "Address already in use" in log.read_text(errors="replace")
+            if attempt == attempts or not taken:
+                raise
+            server.port = _free_port()
+    raise AssertionError("unreachable")
+
+
 @contextlib.contextmanager
 def throwaway_server(settings: str = "") -> Iterator[OwnServer]:
     """initdb into a temporary directory, start on a free port, stop and delete at the end.
@@ -141,8 +160,7 @@ def throwaway_server(settings: str = "") -> Iterator[OwnServer]:
         if run_as is not None:
             command = ["runuser", "-u", run_as, "--", *command]
         subprocess.run(command, check=True, capture_output=True, timeout=120)
-        server = OwnServer(bindir, datadir, _free_port(), run_as, settings)
-        server.start()
+        server = _started(OwnServer(bindir, datadir, _free_port(), run_as, settings))
         try:
             yield server
         finally:

@@ -80,6 +80,7 @@ def _no_traceback(result: subprocess.CompletedProcess[str]) -> None:
     assert "Traceback" not in result.stdout
 
 
+@pytest.mark.slow
 def test_jobs_list_and_show_show_the_raw_value_and_the_failure(database: str) -> None:
     ids = _bad_rows(database)
     table = run_cli("jobs", "list", database=database)

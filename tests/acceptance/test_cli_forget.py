@@ -6,6 +6,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import pytest
 from venturi import Queue, Task
 
 from tests.acceptance.cli_fixtures import (
@@ -43,6 +44,7 @@ def _seed(database: str) -> tuple[list[str], list[str]]:
     return mine, others
 
 
+@pytest.mark.slow
 def test_forget_prints_the_count_first_then_deletes_and_lists_the_record(database: str) -> None:
     migrate(database)
     mine, others = _seed(database)

@@ -48,6 +48,7 @@ async def test_a_queue_closes_the_storage_it_opened_from_a_url(backend: Backend)
         sync.enqueue(Plain(5))
 
 
+@pytest.mark.slow
 async def test_opening_an_unreachable_postgresql_fails_fast_and_clearly() -> None:
     pytest.importorskip("psycopg")
     started = time.monotonic()

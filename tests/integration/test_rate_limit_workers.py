@@ -25,6 +25,8 @@ from tests.integration._workers.rate_tasks import PerAccount, RateLimited
 ROOT = Path(__file__).resolve().parents[2]
 SECONDS = 10.0
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:

@@ -92,6 +92,7 @@ async def test_cancel_fences_a_running_job_and_tells_its_handler(db: Path, queue
     assert info.carry.n == 0  # the dropped run's checkpoint was never written
 
 
+@pytest.mark.slow
 async def test_finished_results_wait_out_a_database_locked_past_every_retry(
     db: Path, queue: Queue
 ) -> None:
