@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-pytest_plugins = ["tests.pg_fixtures", "tests.pg_server"]
+pytest_plugins = ["tests.pg_fixtures", "tests.pg_server", "tests.faults.summary"]
 
 
 def _encodable(value: Any) -> Any:

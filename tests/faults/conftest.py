@@ -1,4 +1,4 @@
-"""The fault suite's sizes, and the table of its results at the end of the session.
+"""The fault suite's sizes (its table of results: tests/faults/summary.py).
 
 ``$VENTURI_FAULTS_SIZE``: ``ci`` (the default; the whole suite in about a minute
 and a half) or ``full`` (the size docs/reliability.md reports: more jobs, more
@@ -11,8 +11,6 @@ import os
 from dataclasses import dataclass
 
 import pytest
-
-from tests.faults.run import RESULTS
 
 SIZE_VAR = "VENTURI_FAULTS_SIZE"
 SEED_VAR = "VENTURI_FAULTS_SEED"
@@ -40,11 +38,3 @@ def size() -> Size:
 def seed() -> int | None:
     value = os.environ.get(SEED_VAR)
     return None if value is None else int(value)
-
-
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    if not RESULTS:
-        return
-    terminalreporter.section("fault suite")
-    for row in RESULTS:
-        terminalreporter.write_line(row.summary())

@@ -19,6 +19,7 @@ import pytest
 from tests.faults.conftest import SIZE_VAR, Size
 from tests.faults.faults import FAULTS, Fault
 from tests.faults.run import run_fault
+from tests.faults.summary import record
 from tests.faults.targets import PostgresTarget, SqliteTarget, Target
 from tests.pg_server import OwnServer
 
@@ -62,6 +63,7 @@ def test_fault(
     finally:
         target.close()
     print(row.summary())
+    record(request.node, row.summary())  # a row of the session's table
     assert bad_exits == {}, f"workers exited badly: {bad_exits}"
     assert row.lost == 0, row.summary()
     assert row.duplicate_completions == 0, row.summary()
