@@ -211,9 +211,9 @@ def _insert(queries: dict[str, str], jobs: list[NewJob], again: bool, *, wait: b
     than a one-row document (no JSON to build, no array parameter to dump)."""
     if len(jobs) == 1:
         return Stmt(queries["insert_job_again" if again else "insert_job"], job_params(jobs[0]))
-    return Stmt(
-        queries["insert_jobs_again" if again else "insert_jobs"], insert_params(jobs), wait=wait
-    )
+    plain, params = insert_params(jobs)
+    name = "insert_plain_jobs" if plain else "insert_jobs"
+    return Stmt(queries[name + "_again" if again else name], params, wait=wait)
 
 
 def insert_alone(queries: dict[str, str], request: EnqueueRequest) -> Steps[EnqueueResult | None]:

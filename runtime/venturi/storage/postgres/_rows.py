@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from json.encoder import encode_basestring
 from typing import Any
 
 import psycopg
@@ -72,11 +73,13 @@ _SHARED = (
 )
 
 
-def insert_params(jobs: Sequence[NewJob]) -> dict[str, Any]:
+def insert_params(jobs: Sequence[NewJob]) -> tuple[bool, dict[str, Any]]:
     """The parameters of ``insert_jobs``: a field every job shares becomes one scalar
     parameter; the others go per row into the document (dedup keys are left out: NULL).
     Fields are compared column by column (``zip(*jobs)``, ``tuple.count``), which
-    keeps this a small part of a batch's client time."""
+    keeps this a small part of a batch's client time. The flag is true when the jobs
+    share every field but their id and payload: the parameters are then those of
+    ``insert_plain_jobs``, whose rows hold those two alone."""
     columns = dict(zip(NewJob._fields, zip(*jobs, strict=True), strict=True))
     count = len(jobs)
     params: dict[str, Any] = {}
@@ -91,6 +94,14 @@ def insert_params(jobs: Sequence[NewJob]) -> dict[str, Any]:
     times = columns["run_at"]
     same_time = times.count(times[0]) == count
     params["run_at"] = aware(times[0]) if same_time else None
+    if params["tags"] is not None:  # a tuple: psycopg dumps lists as arrays
+        params["tags"] = list(params["tags"])
+    if params["refs"] is not None:
+        params["refs"] = list(params["refs"])
+    params["queues"] = list(dict.fromkeys(columns["queue"]))
+    if not own and same_time:
+        params["doc"] = _ids_and_payloads(columns["id"], columns["payload"])
+        return True, params
     rows: list[dict[str, Any]] = [
         {"i": job_id, "d": payload}
         for job_id, payload in zip(columns["id"], columns["payload"], strict=True)
@@ -102,13 +113,25 @@ def insert_params(jobs: Sequence[NewJob]) -> dict[str, Any]:
     if not same_time:
         for row, run_at in zip(rows, times, strict=True):
             row["r"] = aware(run_at).isoformat()
-    if params["tags"] is not None:  # a tuple: psycopg dumps lists as arrays
-        params["tags"] = list(params["tags"])
-    if params["refs"] is not None:
-        params["refs"] = list(params["refs"])
     params["doc"] = dumps(rows)
-    params["queues"] = list(dict.fromkeys(columns["queue"]))
-    return params
+    return False, params
+
+
+def _ids_and_payloads(ids: Sequence[str], payloads: Sequence[str]) -> str:
+    """The document of a batch whose jobs differ in their id and payload alone (the
+    common batch), as ``dumps`` of its rows writes it, written by one join: a dict per
+    row and the encoder's walk over them cost three times what escaping the two strings
+    does (0.46 against 0.16 µs a row). ``encode_basestring`` is that encoder's own
+    escaping of a string (``ensure_ascii=False``), so the text is the same."""
+    quote = encode_basestring
+    return (
+        "["
+        + ",".join([
+            f'{{"i":{quote(job_id)},"d":{quote(payload)}}}'
+            for job_id, payload in zip(ids, payloads, strict=True)
+        ])
+        + "]"
+    )  # fmt: skip
 
 
 def job_params(job: NewJob) -> dict[str, Any]:

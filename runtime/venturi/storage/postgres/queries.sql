@@ -60,6 +60,34 @@ WITH ins AS (
 )
 SELECT pg_notify({channel}, q) FROM unnest(%(queues)s::text[]) AS q
 
+-- name: insert_plain_jobs
+-- insert_jobs for the common batch: jobs that differ in their id and payload
+-- alone, every other field one scalar parameter. The rows of the document
+-- are read as two columns with no coalesce per field, which takes a twentieth
+-- off the server's time per job.
+WITH ins AS (
+    INSERT INTO {schema}.jobs (id, kind, queue, priority, state, payload, carry, concurrency_key,
+                               run_at, payload_version, carry_version, headers, tags, refs)
+    SELECT r.i, %(kind)s, %(queue)s, %(priority)s::smallint, 'pending', r.d, %(carry)s, %(ck)s,
+           %(run_at)s::timestamptz, %(version)s::integer, %(version)s::integer, %(headers)s,
+           %(tags)s::text[], %(refs)s::text[]
+    FROM jsonb_to_recordset(%(doc)s::jsonb) AS r(i text, d text)
+)
+SELECT pg_notify({channel}, %(queue)s)
+
+-- name: insert_plain_jobs_again
+-- insert_plain_jobs once more after a lost reply (see insert_jobs_again).
+WITH ins AS (
+    INSERT INTO {schema}.jobs (id, kind, queue, priority, state, payload, carry, concurrency_key,
+                               run_at, payload_version, carry_version, headers, tags, refs)
+    SELECT r.i, %(kind)s, %(queue)s, %(priority)s::smallint, 'pending', r.d, %(carry)s, %(ck)s,
+           %(run_at)s::timestamptz, %(version)s::integer, %(version)s::integer, %(headers)s,
+           %(tags)s::text[], %(refs)s::text[]
+    FROM jsonb_to_recordset(%(doc)s::jsonb) AS r(i text, d text)
+    ON CONFLICT (id) DO NOTHING
+)
+SELECT pg_notify({channel}, %(queue)s)
+
 -- name: begin
 -- A batch of many chunks without dedup keys opens its own transaction in its
 -- pipeline, so BEGIN, the inserts and COMMIT take one round trip (_producer).
