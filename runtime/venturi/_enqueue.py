@@ -344,21 +344,16 @@ def _requests(
     headers: str | None,
     extra_tags: tuple[str, ...] | None = None,
 ) -> Iterator[EnqueueRequest]:
-    per_class: dict[type[Any], tuple[_Fixed, bool, bool]] = {}
-    marked: dict[type[Any], str] = {}  # the headers of a class with sensitive fields
+    # What each class of the batch fixes, looked up once per class: its kind, queue and
+    # fresh carry (``_Fixed``), whether it has a dedup key, a concurrency key, a keyed rate
+    # limit and references, its version, the job's headers and its tags.
+    per_class: dict[type[Any], _ClassFacts] = {}
     for task, job_id in zip(tasks, ids, strict=True):
         cls = type(task)
         facts = per_class.get(cls)
         if facts is None:
-            fixed = _checked_class(cls, queue)
-            if extra_tags is not None:  # the job's tags, once per class of the batch
-                fixed = (*fixed[:3], TAG.combined(fixed[3], extra_tags), fixed[4])
-            keyed = cls.dedup_key is not _BASE_DEDUP_KEY
-            locked = cls.concurrency_key is not _BASE_CONCURRENCY_KEY
-            facts = per_class[cls] = (fixed, keyed, locked)
-            if cls.SENSITIVE:
-                marked[cls] = with_marker(headers, cls.SENSITIVE)
-        fixed, keyed, locked = facts
+            facts = per_class[cls] = _class_facts(cls, queue, headers, extra_tags)
+        kind, name, carry, keyed, locked, rated, has_refs, version, job_headers, job_tags = facts
         try:
             payload = task.to_json_text()
         except RecursionError:
@@ -374,26 +369,50 @@ def _requests(
             NewJob,
             (
                 job_id,
-                fixed[0],
-                fixed[1],
+                kind,
+                name,
                 int(level) if type(level) is Priority else _priority(task, level),
                 payload,
-                fixed[2],
+                carry,
                 dedup_key,
                 concurrency_key,
                 when,
-                cls.VERSION,
-                marked.get(cls, headers) if marked else headers,
-                fixed[3] or None,
-                None if cls.RATE_LIMIT is None else _rate_key(task),
-                _refs(task) if fixed[4] else None,
+                version,
+                job_headers,
+                job_tags,
+                _rate_key(task) if rated else None,
+                _refs(task) if has_refs else None,
             ),
         )
         if dedup_key is None:
             yield NEW_REQUEST(EnqueueRequest, (job, None, (), None))
         else:
             unique_at = None if cls.UNIQUE_PERIOD is None else now
-            yield EnqueueRequest(job, _decider(task, now, when, fixed[1]), cls.ALIASES, unique_at)
+            yield EnqueueRequest(job, _decider(task, now, when, name), cls.ALIASES, unique_at)
+
+
+#: ``_class_facts``: kind, queue, fresh carry JSON, has a dedup key, has a concurrency key,
+#: has a rate limit, has references, version, headers, tags (None: none).
+_ClassFacts = tuple[str, str, str, bool, bool, bool, bool, int, "str | None", "tuple[str, ...] | None"]
+
+
+def _class_facts(
+    cls: type[Task[Any]], queue: str | None, headers: str | None, extra_tags: tuple[str, ...] | None
+) -> _ClassFacts:
+    """What every job of ``cls`` in one ``enqueue_many`` shares (see ``_requests``)."""
+    kind, name, carry, tags, has_refs = _checked_class(cls, queue)
+    if extra_tags is not None:  # the job's tags, once per class of the batch
+        tags = TAG.combined(tags, extra_tags)
+    return (
+        kind, name, carry,
+        cls.dedup_key is not _BASE_DEDUP_KEY,
+        cls.concurrency_key is not _BASE_CONCURRENCY_KEY,
+        cls.RATE_LIMIT is not None,
+        has_refs,
+        cls.VERSION,
+        with_marker(headers, cls.SENSITIVE) if cls.SENSITIVE else headers,
+        tags or None,
+    )  # fmt: skip
 
 
 def _decider(task: Task[Any], now: datetime, when: datetime, queue: str) -> Any:
