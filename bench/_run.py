@@ -237,6 +237,10 @@ def timed(
     pg = server is not None and system.backend == "postgresql"
     before = None
     if pg and server is not None:
+        # The preparation's backends (the proxy's round-trip probes among them) flush
+        # their statistics as they exit, which may be after they closed: wait, so that
+        # their commits are not counted as the run's.
+        server.wait_for_exits(system.store)
         server.reset_statements()
         before = server.snapshot(system.store)
     timed_opts = {"jobs": jobs, "concurrency": scenario.concurrency, **opts}
