@@ -1,6 +1,6 @@
 """SQLite's batch enqueue inserts a hundred rows per statement (``_many_rows``): the rows
 it stores must be those that one statement per row stores, in the same order, at every
-batch size around the statement's size, through both insert statements."""
+batch size around the statement's size, through each of the three insert statements."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from venturi.storage.sqlite._rows import (
     has_optional_columns,
     insert_plain_params,
     insert_plain_rows,
+    insert_shared_rows,
 )
 
 from tests.conformance.helpers import request
@@ -43,15 +44,19 @@ def stored_rows(path: Path, requests: list[Any]) -> list[tuple[Any, ...]]:
 
 
 @pytest.mark.parametrize("size", [1, 99, 100, 101, 250])
-@pytest.mark.parametrize("optional_columns", [False, True], ids=["plain", "keyed"])
+@pytest.mark.parametrize("statement", ["shared", "plain", "keyed"])
 def test_a_batch_is_stored_as_one_statement_per_row_stores_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int, optional_columns: bool
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int, statement: str
 ) -> None:
-    """``optional_columns``: every third job has a concurrency key and the batch's
-    jobs a tag, so the batch takes ``insert_job`` (with NULLs among its values)."""
+    """``shared``: the jobs differ in their id and payload alone (``insert_shared_job``,
+    the other values bound once per statement); ``plain``: their priorities differ too
+    (``insert_plain_job``); ``keyed``: every third job has a concurrency key and the
+    batch's jobs a tag, so the batch takes ``insert_job`` (with NULLs among its values)."""
+    keyed = statement == "keyed"
     requests = [
-        request(Plain(n, level=n % 4 + 1, lock=f"k{n}" if optional_columns and n % 3 == 0 else None),
-                tags=("t",) if optional_columns else None)
+        request(Plain(n, level=1 if statement == "shared" else n % 4 + 1,
+                      lock=f"k{n}" if keyed and n % 3 == 0 else None),
+                tags=("t",) if keyed else None)
         for n in range(size)
     ]  # fmt: skip
     many = stored_rows(tmp_path / "many.sqlite3", requests)
@@ -73,6 +78,26 @@ def test_the_statement_of_many_rows_numbers_each_rows_parameters_after_the_last(
     )
     with pytest.raises(ValueError, match="one-row INSERT"):
         rows_statement("DELETE FROM t WHERE a = ?1", 2)
+    # Two parameters of each row's own, the others shared: numbered once, after them all.
+    sql = "INSERT INTO t (a, b, c, d) VALUES (?1, ?3, ?2, ?4)"
+    assert rows_statement(sql, 3, own=2) == (
+        "INSERT INTO t (a, b, c, d) VALUES (?1, ?7, ?2, ?8),\n"
+        "       (?3, ?7, ?4, ?8),\n"
+        "       (?5, ?7, ?6, ?8)"
+    )
+
+
+def test_shared_parameters_are_bound_once_per_statement_and_with_each_row_after(
+    tmp_path: Path,
+) -> None:
+    conn = sqlite3.connect(tmp_path / "t.sqlite3", isolation_level=None)
+    conn.execute("CREATE TABLE t (a INTEGER, b TEXT, c TEXT, d INTEGER)")
+    rows = [(n, f"c{n}") for n in range(205)]  # two statements of 100, five rows after
+    insert_rows(conn, "INSERT INTO t (a, b, c, d) VALUES (?1, ?3, ?2, ?4)", rows, ("b", 7))
+    assert conn.execute("SELECT a, b, c, d FROM t ORDER BY rowid").fetchall() == [
+        (n, "b", f"c{n}", 7) for n in range(205)
+    ]
+    conn.close()
 
 
 def test_a_row_that_fails_leaves_the_rows_before_it_to_the_transaction(tmp_path: Path) -> None:
@@ -117,6 +142,27 @@ def test_plain_rows_made_in_c_are_those_of_one_call_per_job() -> None:
         assert insert_plain_rows(batch, 99.5, memo) == [
             insert_plain_params(job, 99.5, memo) for job in batch
         ]
+
+
+def test_shared_rows_only_for_jobs_that_differ_in_their_id_and_payload_alone() -> None:
+    at = datetime(2026, 12, 3, 12, tzinfo=UTC)
+    memo = EpochMemo()
+    base = NewJob("a", "kind", "queue", 2, '{"n":1}', "{}", None, None, at, 3)
+    other = base._replace(id="b", payload='{"n":2}', run_at=datetime(2026, 12, 3, 12, tzinfo=UTC))
+    assert insert_shared_rows([base, other], 99.5, memo) == (
+        [("a", '{"n":1}'), ("b", '{"n":2}')],
+        ("kind", "queue", 2, "{}", at.timestamp(), 99.5, 3),
+    )
+    for differing in (
+        base._replace(kind="k2"),
+        base._replace(queue="q2"),
+        base._replace(priority=3),
+        base._replace(carry='{"x":1}'),
+        base._replace(run_at=at + timedelta(seconds=1)),
+        base._replace(version=4),
+    ):
+        assert insert_shared_rows([base, differing], 99.5, memo) is None, differing
+    assert insert_shared_rows([], 99.5, memo) is None
 
 
 def test_a_job_with_any_optional_column_is_seen_among_plain_ones() -> None:

@@ -39,6 +39,7 @@ from venturi.storage.sqlite._rows import (
     epoch,
     insert_params,
     insert_plain_rows,
+    insert_shared_rows,
     journal_params,
     read_journal,
     stored_job,
@@ -61,6 +62,8 @@ def enqueue(
         if any_optional_columns(plain):
             params = [insert_params(job, created_at, to_epoch) for job in plain]
             insert_rows(conn, queries["insert_job"], params)
+        elif (shared := insert_shared_rows(plain, created_at, to_epoch)) is not None:
+            insert_rows(conn, queries["insert_shared_job"], shared[0], shared[1])
         else:
             params = insert_plain_rows(plain, created_at, to_epoch)
             insert_rows(conn, queries["insert_plain_job"], params)

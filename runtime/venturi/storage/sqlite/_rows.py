@@ -115,6 +115,28 @@ def insert_plain_params(
     )  # fmt: skip
 
 
+#: What the jobs of an ``insert_shared_job`` batch share, and what each has of its own.
+_SHARED_FIELDS = attrgetter("kind", "queue", "priority", "carry", "run_at", "version")
+_ID_AND_PAYLOAD = attrgetter("id", "payload")
+
+
+def insert_shared_rows(
+    jobs: Sequence[NewJob], created_at: float, to_epoch: Callable[[datetime], float] = epoch
+) -> tuple[list[tuple[str, str]], tuple[Any, ...]] | None:
+    """The parameters of ``insert_shared_job`` for ``jobs`` (``has_optional_columns`` false
+    for each): each job's id and payload, and what they all share after them. None when
+    they differ in more than their id and payload (another kind, priority, run time...).
+    The comparisons and the rows are made in C, without a Python call per job."""
+    if not jobs:
+        return None
+    first = _SHARED_FIELDS(jobs[0])
+    if not all(map(first.__eq__, map(_SHARED_FIELDS, jobs))):
+        return None
+    kind, queue, priority, carry, run_at, version = first
+    shared = (kind, queue, priority, carry, to_epoch(run_at), created_at, version)
+    return list(map(_ID_AND_PAYLOAD, jobs)), shared
+
+
 #: The first parameters of ``insert_plain_job``, a job's own (its run time and version
 #: follow, which one ``enqueue_many`` of one task class shares).
 _PLAIN_OWN = attrgetter("id", "kind", "queue", "priority", "payload", "carry")

@@ -47,6 +47,16 @@ INSERT INTO jobs (id, kind, queue, priority, state, payload, carry, run_at, crea
                   payload_version, carry_version)
 VALUES (?1, ?2, ?3, ?4, 'pending', ?5, ?6, ?7, ?8, ?9, ?9)
 
+-- name: insert_shared_job
+-- insert_plain_job for the common batch: jobs that differ in their id and
+-- payload alone. A row's own values are ?1 and ?2; the others, one value for
+-- the whole batch, are numbered after them, so that the statement of many
+-- rows (_many_rows) binds them once: a hundred rows bind 207 values instead
+-- of 900, and each value bound is a call into SQLite, under its mutex.
+INSERT INTO jobs (id, kind, queue, priority, state, payload, carry, run_at, created_at,
+                  payload_version, carry_version)
+VALUES (?1, ?3, ?4, ?5, 'pending', ?2, ?6, ?7, ?8, ?9, ?9)
+
 -- name: insert_tags
 -- One row per tag of a job just inserted (sqlite/_labels.py).
 INSERT OR IGNORE INTO job_tags (job_id, tag) VALUES (?1, ?2)
