@@ -27,3 +27,6 @@ def test_the_costs_of_both_drains_name_the_batch_statements() -> None:
         assert not names & {"complete_run", "insert_journal", "end_run"}, table
         share = re.search(r"\((\d+)% of the time\)", table)
         assert share is not None and 0 < int(share.group(1)) <= 100, table
+    # A worker's finishes go through finish_and_claim (its claim may join them): timed,
+    # or the worker's storage calls would count as next to nothing.
+    assert "python: finish_and_claim" in tables[1], tables[1]
