@@ -20,6 +20,7 @@ import psycopg
 import pytest
 from venturi.storage.postgres import PostgresStorage
 from venturi.storage.postgres._config import parse, queries
+from venturi.storage.postgres._plain_completions import plain_completion_params
 from venturi.storage.postgres._rows import finish_params
 
 from tests.pg_fixtures import ADMIN_URL
@@ -33,7 +34,7 @@ TYPES = {
     "now": "timestamptz", "queues": "text[]", "kinds": "text[]", "limit": "bigint",
     "token": "text", "expires": "timestamptz", "worker": "text", "kind": "text",
     "dedup_key": "text", "doc": "jsonb", "at": "timestamptz", "pa": "timestamptz", "start": "bigint",
-    "window": "integer",
+    "window": "integer", "ids": "text[]", "toks": "text[]", "runs": "integer[]", "outs": "json",
 }  # fmt: skip
 
 
@@ -154,3 +155,24 @@ def test_completion_is_driven_by_primary_key_under_a_generic_plan(
         n for n in nodes if n["Node Type"] == "ModifyTable" and n.get("Relation Name") == "jobs"
     )
     assert update["Plans"][0]["Node Type"] == "Nested Loop", update["Plans"][0]["Node Type"]
+
+
+@pytest.mark.parametrize("mode", ["force_custom_plan", "force_generic_plan"])
+def test_plain_completions_are_found_by_primary_key(
+    loaded: tuple[psycopg.Connection[Any], dict[str, str]], mode: str
+) -> None:
+    """complete_runs reads its jobs through jobs_pkey, never by a scan of the table: the
+    unnest's estimate of its rows once made the planner hash-join a sequential scan."""
+    conn, q = loaded
+    claimed = conn.execute(q["claim"], _claim_params(limit=1_000)).fetchall()
+    from venturi._journal import JournalEntry, JournalEvent
+    from venturi.storage import Resolution, RunResult
+
+    results = [
+        RunResult(row[0], "t", Resolution.COMPLETED, JournalEntry(NOW, 1, JournalEvent.COMPLETED))
+        for row in claimed
+    ]
+    params = plain_completion_params(results, NOW)
+    assert params is not None
+    scans = _scans_of_jobs(_explain(conn, q["complete_runs"], params, mode))
+    assert scans and all(index == "jobs_pkey" for _, index in scans), scans

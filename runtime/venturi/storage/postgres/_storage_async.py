@@ -84,6 +84,7 @@ from venturi.storage.postgres._config import (
 )
 from venturi.storage.postgres._dedicated import Dedicated
 from venturi.storage.postgres._listener import Listener
+from venturi.storage.postgres._plain_completions import plain_completion_params
 from venturi.storage.postgres._retry import Backoff, closed_error, is_retryable, translated
 from venturi.storage.postgres._rows import (
     aware,
@@ -720,8 +721,13 @@ class AsyncPostgresStorage:
                     seen.add(result.job_id)
                     kept.append(result)
             unique = kept
-        params = finish_params(unique, aware(now))
-        sql = self._queries["end_runs"]
+        # A batch of plain completions, most flushes, goes without a document.
+        params = plain_completion_params(unique, aware(now))
+        if params is None:
+            params = finish_params(unique, aware(now))
+            sql = self._queries["end_runs"]
+        else:
+            sql = self._queries["complete_runs"]
         held_keys = [
             {"i": r.job_id, "u": aware(r.unique_until).isoformat()}
             for r in unique
