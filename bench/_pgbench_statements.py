@@ -2,13 +2,13 @@
 and venturi.
 
 In the processing scenarios ``pgbench-venturi-sql`` runs, in pgbench, the very claim and completion statements the
-worker sends (``claim`` and ``end_runs`` from queries.sql, rendered for a venturi schema
-in the pgbench database), 1,000 jobs a claim, with as many clients as the scenario has
-worker processes. Only the parameters differ: the times are the server's ``now()``, each
-client leases under a token of its own, and the completion's document (which the worker
-builds from its results) is built in SQL from the rows the client holds (a read of 1,000
-running rows, a small cost the worker does not have). The journal row per run, the lease,
-the fencing, the notifications are all there.
+worker sends for no-op jobs (``claim`` and ``complete_runs`` from queries.sql, rendered
+for a venturi schema in the pgbench database), 1,000 jobs a claim, with as many clients
+as the scenario has worker processes. Only the parameters differ: the times are the
+server's ``now()``, each client leases under a token of its own, and the completion's
+arrays (which the worker builds from its results) are the claim's rows, handed over by
+``\\gset`` as the worker reads them from the claim's result. The journal row per run, the
+lease, the fencing, the notifications are all there.
 
 So the gap between pgbench-batch and this floor is what venturi's job row and statements
 cost the server; the gap between this floor and venturi is the worker's Python and the
@@ -43,11 +43,10 @@ CLAIM_PARAMS = {
     "limit": str(FLOOR_BATCH), "token": TOKEN, "expires": "(now() + interval '5 minutes')",
     "worker": "'w'", "start": "100",
 }  # fmt: skip
-#: The document a worker's flush sends for completed no-op runs, built from the held rows.
-DOC = (
-    "(SELECT jsonb_agg(jsonb_build_object('id', id, 'tok', lease_token, 'st', 'completed', "
-    f"'run', run_count, 'ev', 'completed')) FROM {SCHEMA}.jobs "
-    f"WHERE state = 'running' AND lease_token = {TOKEN})"
+#: The claimed rows as the arrays a worker's flush of completed no-op runs sends.
+HANDED_OVER = (
+    f"SELECT array_agg(id)::text AS ids, array_agg({TOKEN})::text AS toks, "
+    "array_agg(run_count)::text AS runs FROM claimed"
 )
 #: One job as Queue.enqueue inserts it (insert_job). Its id has a ULID's length and, as
 #: ULIDs do, grows: a random one would split primary-key pages a ULID never splits.
@@ -56,7 +55,10 @@ INSERT_PARAMS = {
     "priority": "0", "payload": "'{\"n\":1}'", "carry": "'null'", "ck": "NULL", "run_at": "now()",
     "version": "1", "headers": "NULL", "tags": "NULL", "refs": "NULL",
 }  # fmt: skip
-END_PARAMS = {"doc": DOC, "now": "now()", "at": "now()", "pa": "(now() + interval '1 day')"}
+COMPLETE_PARAMS = {
+    "ids": ":ids", "toks": ":toks", "runs": ":runs", "outs": "NULL", "now": "now()",
+    "at": "now()", "pa": "(now() + interval '1 day')",
+}  # fmt: skip
 _PARAM = re.compile(r"%\((\w+)\)s")
 _COMMENT = re.compile(r"^\s*--.*$", re.MULTILINE)
 
@@ -76,8 +78,12 @@ def _bound(sql: str, values: dict[str, str]) -> str:
 
 
 def script(url: str) -> str:
+    """The claim, its rows kept by ``\\gset``, then ``complete_runs`` of them."""
     named = queries(parse(url))
-    return _bound(named["claim"], CLAIM_PARAMS) + _bound(named["end_runs"], END_PARAMS)
+    claim = _bound(named["claim"], CLAIM_PARAMS).removesuffix(";\n")
+    leasing = claim.rindex("UPDATE ")  # the claim's last part, after its WITH list
+    handing_over = f"{claim[:leasing]}, claimed AS ({claim[leasing:]}) {HANDED_OVER}\n\\gset\n"
+    return handing_over + _bound(named["complete_runs"], COMPLETE_PARAMS)
 
 
 def single_insert(server: Server, system: System, scenario: Scenario, jobs: int) -> Measurement:

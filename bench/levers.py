@@ -18,8 +18,13 @@ would give is a ratio taken in one sitting, not a guess:
   lease index is gone and each claim writes one row of its own (token, expiry, the job
   ids) for reclaiming. A page must hold both versions of each row a claim updates, so
   only a low fillfactor (40 or 60) lets the claim stay on the page;
-- ``lean-completion``: a completion statement for a batch of plain completions only (no
-  retry, pause or dead end, so no dedup-key bookkeeping and a shorter document).
+- ``split-row``: the job row split in two (``bench/_split_schema.py``): what the claim
+  and the completion change in a narrow row with a bigint key, what never changes after
+  the enqueue in a table the claim reads and nothing writes; the same candidate scan,
+  lease, fence, lease and purge indexes and journal row.
+
+``current`` is the worker's own pair for no-op jobs: the claim and ``complete_runs``,
+the claim's rows handed to the completion as the worker's results would be.
 
 The batched floor (``pgbench-batch``) runs beside them. It runs on the benchmark's own
 database on the server (``--admin-url``), never touching another, and drops it at the end.
@@ -37,9 +42,9 @@ from dataclasses import dataclass
 
 from venturi.storage.postgres import migrate
 
-from bench import _pgbench
+from bench import _pgbench, _split_schema
 from bench._measurement import RunFailed
-from bench._pgbench_statements import DOC, FILL, SCHEMA, script
+from bench._pgbench_statements import FILL, SCHEMA, script
 from bench._server import Server
 
 DATABASE = "venturi_bench_levers"
@@ -82,38 +87,13 @@ def _hot_claim(fillfactor: int) -> list[str]:
 
 
 TOKEN = "('t' || :client_id)"
-#: The claim's lease row (one per claim) and the completion's document read through it.
+#: The claim's lease row (one per claim, with its job ids, for reclaiming).
 _LEASE_ROW = (
     f"lease AS (INSERT INTO {S}.leases (token, expires_at, worker_id, job_ids) "
     f"SELECT {TOKEN}, now() + interval '5 minutes', 'w', ARRAY(SELECT id FROM picked) "
     "ON CONFLICT (token) DO UPDATE SET job_ids = excluded.job_ids, "
     "expires_at = excluded.expires_at), last_started AS ("
 )
-_HOT_DOC = DOC.replace(
-    f"WHERE state = 'running' AND lease_token = {TOKEN}",
-    f"WHERE id = ANY((SELECT job_ids FROM {S}.leases WHERE token = {TOKEN})::text[]) "
-    "AND state = 'running'",
-)
-
-_LEAN_COMPLETION = " ".join(f"""
-WITH r AS (SELECT * FROM jsonb_to_recordset({DOC}) AS r(id text, tok text, run integer,
-    out text, ca text, cv integer, pa timestamptz, at timestamptz, note text, att jsonb)),
-u AS (UPDATE {S}.jobs AS j SET state = 'completed', output = r.out,
-    carry = coalesce(r.ca, j.carry),
-    carry_version = CASE WHEN r.ca IS NULL THEN j.carry_version ELSE coalesce(r.cv, 1) END,
-    error_code = NULL, error_message = NULL, finished_at = now(),
-    purge_after = coalesce(r.pa, now() + interval '1 day'), lease_token = NULL,
-    lease_expires_at = NULL, worker_id = NULL, journal_count = j.journal_count + 1
-    FROM r WHERE j.id = r.id AND j.lease_token = r.tok
-    RETURNING j.id, j.journal_count, j.concurrency_key, r.run, r.at, r.note, r.att),
-journal AS (INSERT INTO {S}.journal (job_id, n, at, run, event, note, attachment)
-    SELECT u.id, u.journal_count, coalesce(u.at, now()), u.run, 'completed', u.note, u.att FROM u),
-released AS (DELETE FROM {S}.concurrency_locks AS l USING u
-    WHERE u.concurrency_key IS NOT NULL AND l.key = u.concurrency_key AND l.job_id = u.id)
-SELECT u.id FROM u UNION ALL SELECT NULL FROM (
-    SELECT pg_notify('{S}_done', string_agg(f.id, ','))
-    FROM (SELECT u.id, (row_number() OVER ()) / 250 AS chunk FROM u) AS f GROUP BY f.chunk) AS d
-""".split()) + ";\n"  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -121,6 +101,8 @@ class Variant:
     name: str
     ddl: Callable[[], list[str]]  # run after the migration, before the fill
     script: Callable[[str], str]  # the pgbench script, from the current one
+    #: The statements that make the pending jobs (None: the benchmark's FILL).
+    fill: Callable[[int], list[str]] | None = None
 
 
 def _same(current: str) -> str:
@@ -128,15 +110,10 @@ def _same(current: str) -> str:
 
 
 def _hot_script(current: str) -> str:
-    changed = current.replace("last_started AS (", _LEASE_ROW, 1).replace(DOC, _HOT_DOC)
-    if changed.count("INSERT INTO") < 3 or _HOT_DOC not in changed:
+    changed = current.replace("last_started AS (", _LEASE_ROW, 1)
+    if changed.count("INSERT INTO") < 3:
         raise RunFailed("levers: the claim is not the one hot-claim rewrites")
     return changed
-
-
-def _lean_script(current: str) -> str:
-    claim = current[: current.index(";\n") + 2]
-    return claim + _LEAN_COMPLETION
 
 
 VARIANTS = (
@@ -149,7 +126,8 @@ VARIANTS = (
     Variant("fillfactor-50", lambda: [f"ALTER TABLE {S}.jobs SET (fillfactor = 50)"], _same),
     Variant("hot-claim-40", lambda: _hot_claim(40), _hot_script),
     Variant("hot-claim-60", lambda: _hot_claim(60), _hot_script),
-    Variant("lean-completion", list, _lean_script),
+    Variant("split-row", lambda: list(_split_schema.DDL), lambda _: _split_schema.SCRIPT,
+            _split_schema.fill),
 )  # fmt: skip
 
 
@@ -176,7 +154,7 @@ def run_variant(server: Server, database: str, variant: Variant, jobs: int, clie
     server.sql(database, f"DROP SCHEMA IF EXISTS {S} CASCADE")
     migrate(url)
     server.sql(database, *variant.ddl())
-    server.sql(database, FILL % int(jobs))
+    server.sql(database, *(variant.fill(jobs) if variant.fill else [FILL % int(jobs)]))
     server.settle(database)
     lsn, updates, hot = _counters(server, database)
     per_client = -(-jobs // _pgbench.FLOOR_BATCH // clients)

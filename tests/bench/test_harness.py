@@ -203,17 +203,19 @@ def test_the_distance_to_the_floor_is_split_at_venturis_own_statements() -> None
 
 
 def test_the_bare_statements_are_the_workers_own() -> None:
-    """The pgbench script is queries.sql's claim and end_runs with the parameters bound:
-    nothing left unbound, one statement a line."""
+    """The pgbench script is queries.sql's claim and complete_runs with the parameters
+    bound, the claim's rows handed over by ``\\gset``: nothing left unbound, one statement
+    a line."""
     url = "postgresql://postgres@127.0.0.1:5432/x?venturi_schema=venturi_sql"
     body = script(url)
     lines = body.splitlines()
-    assert len(lines) == 2 and all(line.endswith(";") for line in lines)
+    assert len(lines) == 3 and lines[1] == "\\gset" and lines[2].endswith(";")
     assert "%(" not in body and "--" not in body
     named = queries(parse(url))
-    assert lines[0].startswith("WITH cand AS MATERIALIZED") and lines[1].startswith("WITH r AS")
-    assert lines[0].endswith(named["claim"].split()[-1] + ";")
-    assert '"venturi_sql".claim_candidates(' in lines[0] and "pg_notify" in lines[1]
+    assert lines[0].startswith("WITH cand AS MATERIALIZED") and lines[2].startswith("WITH r AS")
+    assert named["claim"].split()[-1] in lines[0] and lines[0].endswith("FROM claimed")
+    assert '"venturi_sql".claim_candidates(' in lines[0] and "pg_notify" in lines[2]
+    assert "unnest( :ids::text[], :toks::text[], :runs::integer[]" in lines[2]
 
 
 def test_network_targets_compare_across_delays() -> None:
