@@ -28,7 +28,7 @@ DDL = [
     f"CREATE SCHEMA {S}",
     # What never changes after the enqueue (carry does, on a pause or retry; it would
     # move to the narrow row or a table of its own, and is never written here).
-    f"CREATE TABLE {S}.job_data (id bigint PRIMARY KEY, ulid text COLLATE \"C\" NOT NULL, "
+    f'CREATE TABLE {S}.job_data (id bigint PRIMARY KEY, ulid text COLLATE "C" NOT NULL, '
     "kind text NOT NULL, payload text NOT NULL, carry text NOT NULL, dedup_key text, "
     "concurrency_key text, created_at timestamptz NOT NULL DEFAULT now(), "
     "payload_version integer NOT NULL DEFAULT 1, headers text, tags text[], refs text[], "
@@ -49,7 +49,6 @@ DDL = [
 ]
 
 
-
 def fill(jobs: int) -> list[str]:
     """``jobs`` pending jobs, as the benchmark's fill makes them (``_pgbench_statements.FILL``)."""
     return [
@@ -59,6 +58,7 @@ def fill(jobs: int) -> list[str]:
         f"INSERT INTO {S}.jobs (id, queue, priority, state, run_at) SELECT g, 'default', 0, "
         f"'pending', now() - interval '1 minute' FROM generate_series(1, {int(jobs)}) AS g",
     ]
+
 
 TOKEN = "('t' || :client_id)"
 #: The claim hands its jobs' ids, tokens and runs on as the worker's results would.
