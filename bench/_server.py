@@ -13,6 +13,7 @@ it also reads the statements each run executed.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -202,3 +203,26 @@ def own_server() -> Iterator[str]:
     with throwaway_server(settings) as server:
         wait_until_up(server)
         yield server.admin_url
+
+
+_TICK_MS = 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def server_cpu_ms() -> float:
+    """The CPU time, user and system, of every ``postgres`` process now running, and of
+    every one that has exited: the postmaster's children's time holds those (a pgbench
+    client's backend exits when its run ends, and takes its own counters with it)."""
+    ticks = 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+                stat = f.read()
+        except OSError:  # gone meanwhile
+            continue
+        name, _, rest = stat.partition(") ")
+        if name.endswith("(postgres"):
+            fields = rest.split()
+            ticks += sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
+    return ticks * _TICK_MS

@@ -23,7 +23,14 @@ from __future__ import annotations
 
 from bench._pgbench_statements import SCHEMA as S
 
-DDL = [
+
+def ddl(key: str = "bigint") -> list[str]:
+    """The two tables and the journal, keyed by ``key`` (``bigint``, or the ULID's ``text``)."""
+    return [d.replace("bigint PRIMARY KEY", f"{key} PRIMARY KEY").replace(
+        "job_id bigint", f"job_id {key}") for d in _DDL]
+
+
+_DDL = [
     f"DROP SCHEMA IF EXISTS {S} CASCADE",
     f"CREATE SCHEMA {S}",
     # What never changes after the enqueue (carry does, on a pause or retry; it would
@@ -49,19 +56,29 @@ DDL = [
 ]
 
 
-def fill(jobs: int) -> list[str]:
-    """``jobs`` pending jobs, as the benchmark's fill makes them (``_pgbench_statements.FILL``)."""
+def fill(jobs: int, key: str = "g") -> list[str]:
+    """``jobs`` pending jobs, as the benchmark's fill makes them (``_pgbench_statements.FILL``);
+    ``key`` is the id's expression of ``g``, the row's number."""
     return [
         f"INSERT INTO {S}.job_data (id, ulid, kind, payload, carry) "
-        f"SELECT g, '01JX' || lpad(g::text, 22, '0'), 'bench_noop', '{{\"n\":' || g || '}}', "
+        f"SELECT {key}, '01JX' || lpad(g::text, 22, '0'), 'bench_noop', '{{\"n\":' || g || '}}', "
         f"'null' FROM generate_series(1, {int(jobs)}) AS g",
-        f"INSERT INTO {S}.jobs (id, queue, priority, state, run_at) SELECT g, 'default', 0, "
+        f"INSERT INTO {S}.jobs (id, queue, priority, state, run_at) SELECT {key}, 'default', 0, "
         f"'pending', now() - interval '1 minute' FROM generate_series(1, {int(jobs)}) AS g",
     ]
 
 
+#: The ULID key (``text COLLATE "C"``), for the text-keyed variant.
+ULID_KEY = "'01JX' || lpad(g::text, 22, '0')"
+TEXT_KEY = 'text COLLATE "C"'
+
+
 TOKEN = "('t' || :client_id)"
-#: The claim hands its jobs' ids, tokens and runs on as the worker's results would.
+def script(key: str = "bigint") -> str:
+    """The claim hands its jobs' ids, tokens and runs on as the worker's results would."""
+    return SCRIPT.replace(":ids::bigint[]", f":ids::{key.split()[0]}[]")
+
+
 SCRIPT = " ".join(f"""
 WITH cand AS MATERIALIZED (SELECT id FROM {S}.jobs WHERE state = 'pending' AND queue = 'default'
     AND run_at <= now() ORDER BY queue, priority DESC, run_at, id LIMIT 1000 FOR UPDATE SKIP LOCKED),

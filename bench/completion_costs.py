@@ -32,31 +32,12 @@ from venturi.storage.postgres import AsyncPostgresStorage, PostgresStorage
 from venturi.storage.postgres import _storage_async as storage_module
 from venturi.storage.postgres._plain_completions import plain_completion_params
 
-from bench._server import Server
+from bench._server import Server, server_cpu_ms
 from bench.generated.tasks import Noop
 
 DATABASE = "venturi_bench_completions"
 DEFAULT_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 BATCH = 1_000
-_TICK_MS = 1000 / os.sysconf("SC_CLK_TCK")
-
-
-def server_cpu_ms() -> float:
-    """The CPU time, user and system, of every ``postgres`` process now running."""
-    ticks = 0
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
-                stat = f.read()
-        except OSError:  # gone meanwhile
-            continue
-        name, _, rest = stat.partition(") ")
-        if name.endswith("(postgres"):
-            fields = rest.split()
-            ticks += int(fields[11]) + int(fields[12])  # utime, stime
-    return ticks * _TICK_MS
 
 
 def _results(jobs: list[Any], now: datetime) -> list[RunResult]:

@@ -21,7 +21,12 @@ would give is a ratio taken in one sitting, not a guess:
 - ``split-row``: the job row split in two (``bench/_split_schema.py``): what the claim
   and the completion change in a narrow row with a bigint key, what never changes after
   the enqueue in a table the claim reads and nothing writes; the same candidate scan,
-  lease, fence, lease and purge indexes and journal row.
+  lease, fence, lease and purge indexes and journal row;
+- ``split-row-text``: the same split with the ULID kept as the key of both tables and
+  the journal: what the narrow row gives without the bigint key.
+
+Each variant's rate, WAL and the server's CPU per job are printed (the CPU of every
+``postgres`` process, exited ones included: steadier than the rate on a noisy machine).
 
 ``current`` is the worker's own pair for no-op jobs: the claim and ``complete_runs``,
 the claim's rows handed to the completion as the worker's results would be.
@@ -45,7 +50,7 @@ from venturi.storage.postgres import migrate
 from bench import _pgbench, _split_schema
 from bench._measurement import RunFailed
 from bench._pgbench_statements import FILL, SCHEMA, script
-from bench._server import Server
+from bench._server import Server, server_cpu_ms
 
 DATABASE = "venturi_bench_levers"
 DEFAULT_ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -126,8 +131,10 @@ VARIANTS = (
     Variant("fillfactor-50", lambda: [f"ALTER TABLE {S}.jobs SET (fillfactor = 50)"], _same),
     Variant("hot-claim-40", lambda: _hot_claim(40), _hot_script),
     Variant("hot-claim-60", lambda: _hot_claim(60), _hot_script),
-    Variant("split-row", lambda: list(_split_schema.DDL), lambda _: _split_schema.SCRIPT,
-            _split_schema.fill),
+    Variant("split-row", _split_schema.ddl, lambda _: _split_schema.script(), _split_schema.fill),
+    Variant("split-row-text", lambda: _split_schema.ddl(_split_schema.TEXT_KEY),
+            lambda _: _split_schema.script("text"),
+            lambda jobs: _split_schema.fill(jobs, _split_schema.ULID_KEY)),
 )  # fmt: skip
 
 
@@ -136,6 +143,7 @@ class Run:
     rate: float  # jobs/s
     wal_per_job: float
     hot_share: float  # heap-only updates of jobs, of all its updates
+    server_us: float  # CPU of every postgres process per job, in µs: steadier than the rate
 
 
 def _counters(server: Server, database: str) -> tuple[str, int, int]:
@@ -158,7 +166,9 @@ def run_variant(server: Server, database: str, variant: Variant, jobs: int, clie
     server.settle(database)
     lsn, updates, hot = _counters(server, database)
     per_client = -(-jobs // _pgbench.FLOOR_BATCH // clients)
+    cpu_ms = server_cpu_ms()
     tps, _client_s = _pgbench._run(server, database, variant.script(script(url)), clients, per_client)
+    cpu_ms = server_cpu_ms() - cpu_ms
     after_lsn, after_updates, after_hot = _counters(server, database)
     wal = int(server.one("SELECT pg_wal_lsn_diff(%s::pg_lsn, %s::pg_lsn)", (after_lsn, lsn)))
     done = server.one_in(database, f"SELECT count(*) FROM {S}.jobs WHERE state = 'completed' AND run_count = 1")
@@ -167,19 +177,22 @@ def run_variant(server: Server, database: str, variant: Variant, jobs: int, clie
         raise RunFailed(f"levers: {variant.name}: {done} jobs done once, {journaled} journaled, of {jobs}")
     rate = tps * _pgbench.FLOOR_BATCH
     share = (after_hot - hot) / max(1, after_updates - updates)
-    return Run(rate, wal / jobs, share)
+    return Run(rate, wal / jobs, share, cpu_ms * 1000 / jobs)
 
 
-def run_floor(server: Server, database: str, jobs: int, clients: int) -> float:
+def run_floor(server: Server, database: str, jobs: int, clients: int) -> tuple[float, float]:
+    """The batched floor's rate, and its server CPU per job in µs."""
     server.sql(database, "DROP TABLE IF EXISTS floor_jobs", *_pgbench.FLOOR_TABLE)
     server.sql(database, _pgbench.FLOOR_FILL % int(jobs))
     server.settle(database)
     per_client = -(-jobs // _pgbench.FLOOR_BATCH // clients)
+    cpu_ms = server_cpu_ms()
     tps, _client_s = _pgbench._run(server, database, _pgbench.FLOOR_SCRIPT, clients, per_client)
+    cpu_ms = server_cpu_ms() - cpu_ms
     done = server.one_in(database, "SELECT count(*) FROM floor_jobs WHERE state = 2")
     if done != jobs:
         raise RunFailed(f"levers: the batched floor did {done} rows of {jobs}")
-    return tps * _pgbench.FLOOR_BATCH
+    return tps * _pgbench.FLOOR_BATCH, cpu_ms * 1000 / jobs
 
 
 def main() -> None:
@@ -203,9 +216,12 @@ def main() -> None:
     server.create_database(database)
     runs: dict[str, list[Run]] = {v.name: [] for v in chosen}
     floor: list[float] = []
+    floor_cpu: list[float] = []
     try:
         for rep in range(args.reps):
-            floor.append(run_floor(server, database, args.jobs, args.clients))
+            rate, cpu_us = run_floor(server, database, args.jobs, args.clients)
+            floor.append(rate)
+            floor_cpu.append(cpu_us)
             for variant in chosen:
                 done = run_variant(server, database, variant, args.jobs, args.clients)
                 runs[variant.name].append(done)
@@ -216,15 +232,17 @@ def main() -> None:
     floor_rate = statistics.median(floor)
     current = statistics.median(r.rate for r in runs["current"]) if "current" in runs else None
     print(f"\nlevers: {args.jobs:,} jobs, {args.clients} client(s), {args.reps} interleaved runs each; "
-          f"batched floor {floor_rate:,.0f} jobs/s (runs {', '.join(f'{r:,.0f}' for r in floor)})")  # fmt: skip
-    print(f"{'variant':16s} {'jobs/s':>9s} {'of current':>10s} {'of floor':>8s} {'WAL B/job':>9s} {'HOT':>5s}  runs")
+          f"batched floor {floor_rate:,.0f} jobs/s, "
+          f"server {statistics.median(floor_cpu):.1f} µs/job (runs {', '.join(f'{r:,.0f}' for r in floor)})")  # fmt: skip
+    print(f"{'variant':16s} {'jobs/s':>9s} {'of current':>10s} {'of floor':>8s} {'WAL B/job':>9s} {'HOT':>5s} {'srv µs':>6s}  runs")
     for name, found in runs.items():
         rate = statistics.median(r.rate for r in found)
         of_current = "-" if current is None else f"{rate / current:.0%}"
         print(
             f"{name:16s} {rate:9,.0f} {of_current:>10s} {rate / floor_rate:8.0%} "
             f"{statistics.median(r.wal_per_job for r in found):9,.0f} "
-            f"{statistics.median(r.hot_share for r in found):5.0%}  "
+            f"{statistics.median(r.hot_share for r in found):5.0%} "
+            f"{statistics.median(r.server_us for r in found):6.1f}  "
             + ", ".join(f"{r.rate:,.0f}" for r in found)
         )
 

@@ -27,8 +27,10 @@ def test_every_lever_completes_every_job_once_and_the_hot_claim_is_heap_only() -
     # Each run counts its jobs completed once and journaled once, or fails.
     assert done.returncode == 0, out
     rows = {
-        m.group(1): (m.group(2), int(m.group(3)))
-        for m in re.finditer(r"^(\S+) +[0-9,]+ +\S+ +\d+% +([0-9,]+) +(\d+)%", done.stdout, re.MULTILINE)
+        m.group(1): (m.group(2), int(m.group(3)), float(m.group(4)))
+        for m in re.finditer(
+            r"^(\S+) +[0-9,]+ +\S+ +\d+% +([0-9,]+) +(\d+)% +([0-9.]+)", done.stdout, re.MULTILINE
+        )
     }
     assert set(rows) == {v.name for v in VARIANTS}, out
     # No update of today's job row is heap-only: every state change touches an index.
@@ -37,6 +39,11 @@ def test_every_lever_completes_every_job_once_and_the_hot_claim_is_heap_only() -
     # set, so they cannot be), once a page has room for both versions of its rows.
     assert rows["hot-claim-40"][1] >= 45, out
     assert "batched floor" in done.stdout, out
+    # The server's CPU per job counts the pgbench backends, which have exited by the time
+    # it is read: none is free.
+    assert all(row[2] > 0 for row in rows.values()), out
+    floor_cpu = re.search(r"server ([0-9.]+) µs/job", done.stdout)
+    assert floor_cpu is not None and float(floor_cpu.group(1)) > 0, out
 
 
 def test_an_unknown_variant_is_refused() -> None:
