@@ -22,6 +22,9 @@ would give is a ratio taken in one sitting, not a guess:
   and the completion change in a narrow row with a bigint key, what never changes after
   the enqueue in a table the claim reads and nothing writes; the same candidate scan,
   lease, fence, lease and purge indexes and journal row;
+- ``no-commit-wait``: the current loop with ``synchronous_commit`` off, no commit waiting
+  for its WAL to reach the disk: not a lever venturi may pull (a completion must be
+  durable when the worker is told so), but what the wait for the WAL's flush costs;
 - ``split-row-text``: the same split with the ULID kept as the key of both tables and
   the journal: what the narrow row gives without the bigint key.
 
@@ -131,6 +134,7 @@ VARIANTS = (
     Variant("fillfactor-50", lambda: [f"ALTER TABLE {S}.jobs SET (fillfactor = 50)"], _same),
     Variant("hot-claim-40", lambda: _hot_claim(40), _hot_script),
     Variant("hot-claim-60", lambda: _hot_claim(60), _hot_script),
+    Variant("no-commit-wait", list, lambda current: "SET synchronous_commit = off;\n" + current),
     Variant("split-row", _split_schema.ddl, lambda _: _split_schema.script(), _split_schema.fill),
     Variant("split-row-text", lambda: _split_schema.ddl(_split_schema.TEXT_KEY),
             lambda _: _split_schema.script("text"),
@@ -157,12 +161,32 @@ def _counters(server: Server, database: str) -> tuple[str, int, int]:
     return lsn, updates, hot
 
 
-def run_variant(server: Server, database: str, variant: Variant, jobs: int, clients: int) -> Run:
+#: The end of every fill's payload expression, ``'{"n":' || g || '}'``.
+_PAYLOAD_END = "|| g || '}'"
+
+
+def padded(statements: list[str], payload_bytes: int) -> list[str]:
+    """The fill's statements with each payload grown to about ``payload_bytes`` (a field
+    of that many characters beside ``n``): what the row's width costs, as a user's real
+    payloads make it. 0 leaves them as the benchmark's."""
+    if payload_bytes <= 0:
+        return statements
+    grown = [s.replace(_PAYLOAD_END, f"|| g || ',\"pad\":\"' || repeat('x', {int(payload_bytes)}) || '\"}}'")
+             for s in statements]  # fmt: skip
+    if sum(s.count("repeat('x'") for s in grown) != 1:
+        raise RunFailed("levers: the fill is not the one --payload-bytes grows")
+    return grown
+
+
+def run_variant(
+    server: Server, database: str, variant: Variant, jobs: int, clients: int, payload_bytes: int = 0
+) -> Run:
     url = f"{server.uri(database)}?venturi_schema={S}"
     server.sql(database, f"DROP SCHEMA IF EXISTS {S} CASCADE")
     migrate(url)
     server.sql(database, *variant.ddl())
-    server.sql(database, *(variant.fill(jobs) if variant.fill else [FILL % int(jobs)]))
+    fill = variant.fill(jobs) if variant.fill else [FILL % int(jobs)]
+    server.sql(database, *padded(fill, payload_bytes))
     server.settle(database)
     lsn, updates, hot = _counters(server, database)
     per_client = -(-jobs // _pgbench.FLOOR_BATCH // clients)
@@ -201,6 +225,8 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=5, help="runs of each variant (interleaved)")
     parser.add_argument("--jobs", type=int, default=20_000, help="jobs per run (20,000, as processing)")
     parser.add_argument("--clients", type=int, default=1, help="pgbench clients (1: one worker process)")
+    parser.add_argument("--payload-bytes", type=int, default=0,
+                        help="each job's payload grown to about this size (0: the benchmark's)")
     parser.add_argument("--db-suffix", default="", help="appended to the database's name")
     parser.add_argument("--only", action="append", default=[], metavar="NAME",
                         help=f"these variants only ({', '.join(v.name for v in VARIANTS)})")
@@ -223,7 +249,7 @@ def main() -> None:
             floor.append(rate)
             floor_cpu.append(cpu_us)
             for variant in chosen:
-                done = run_variant(server, database, variant, args.jobs, args.clients)
+                done = run_variant(server, database, variant, args.jobs, args.clients, args.payload_bytes)
                 runs[variant.name].append(done)
                 print(f"  [{rep + 1}/{args.reps}] {variant.name:16s} {done.rate:9,.0f} jobs/s", flush=True)
     finally:
@@ -231,7 +257,7 @@ def main() -> None:
         server.close()
     floor_rate = statistics.median(floor)
     current = statistics.median(r.rate for r in runs["current"]) if "current" in runs else None
-    print(f"\nlevers: {args.jobs:,} jobs, {args.clients} client(s), {args.reps} interleaved runs each; "
+    print(f"\nlevers: {args.jobs:,} jobs, {args.clients} client(s), payloads +{args.payload_bytes:,} B, {args.reps} interleaved runs each; "
           f"batched floor {floor_rate:,.0f} jobs/s, "
           f"server {statistics.median(floor_cpu):.1f} µs/job (runs {', '.join(f'{r:,.0f}' for r in floor)})")  # fmt: skip
     print(f"{'variant':16s} {'jobs/s':>9s} {'of current':>10s} {'of floor':>8s} {'WAL B/job':>9s} {'HOT':>5s} {'srv µs':>6s}  runs")

@@ -52,3 +52,17 @@ def test_an_unknown_variant_is_refused() -> None:
         cwd=ROOT, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert done.returncode == 2 and "no variant no-such-lever" in done.stderr
+
+
+def test_payload_bytes_grow_every_fills_payload_and_a_fill_it_does_not_know_is_refused() -> None:
+    from bench import _split_schema
+    from bench._measurement import RunFailed
+    from bench._pgbench_statements import FILL
+    from bench.levers import padded
+
+    for fill in ([FILL % 3], _split_schema.fill(3)):
+        assert padded(fill, 0) == fill
+        grown = padded(fill, 700)
+        assert len(grown) == len(fill) and "repeat('x', 700)" in "".join(grown)
+    with pytest.raises(RunFailed, match="--payload-bytes"):
+        padded(["INSERT INTO t SELECT 1"], 10)
