@@ -47,6 +47,42 @@ class Noop(Task[NoCarry]):
         return _NOOP.decode(cls, data, path)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Padded(Task[NoCarry]):
+    """Does nothing, as Noop, with a payload padded to a chosen size (bench.payload_sizes)."""
+
+    KIND = "bench_padded"
+    QUEUE = "default"
+    CARRY = NoCarry
+    OUTPUT = None
+    TIMEOUT = None
+    RETENTION = None
+
+    #: The job's number in its run.
+    n: int
+    #: Padding that makes the payload as large as a user's.
+    pad: str
+
+    def priority(self) -> Priority:
+        return Priority.NORMAL
+
+    def to_json(self, path: str = "$") -> dict[str, Any]:
+        return _PADDED.encode(self, path)
+
+    def to_json_text(self) -> str:
+        return _PADDED.text(self)
+
+    @classmethod
+    def from_json(cls, data: Any, path: str = "$") -> Self:
+        return _PADDED.decode(cls, data, path)
+
+
 _NOOP = codec.Struct(
     codec.field("n", codec.INT),
+)
+
+
+_PADDED = codec.Struct(
+    codec.field("n", codec.INT),
+    codec.field("pad", codec.STR),
 )

@@ -35,15 +35,28 @@ class NoopHandlerBase(Handler[tasks.Noop, NoCarry, S]):
     async def handle(self, task: tasks.Noop, ctx: Context[NoCarry], state: S) -> Outcome[None]: ...
 
 
+class PaddedHandlerBase(Handler[tasks.Padded, NoCarry, S]):
+    """Runs bench_padded jobs. Subclass it and implement ``handle``."""
+
+    TASK = tasks.Padded
+
+    @abstractmethod
+    async def handle(
+        self, task: tasks.Padded, ctx: Context[NoCarry], state: S
+    ) -> Outcome[None]: ...
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Handlers(Generic[S]):
     """One handler per task of bench.generated, for ``register_all``."""
 
     noop: NoopHandlerBase[S]
+    padded: PaddedHandlerBase[S]
 
 
 _BASES: dict[str, type[Any]] = {
     "noop": NoopHandlerBase,
+    "padded": PaddedHandlerBase,
 }
 
 
@@ -61,4 +74,5 @@ def register_all(worker: Worker[S], handlers: Handlers[S]) -> Worker[S]:
                 f"got {type(handler).__name__}: no handler would run these jobs"
             )
     worker.register(handlers.noop)
+    worker.register(handlers.padded)
     return worker
