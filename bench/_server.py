@@ -152,6 +152,10 @@ class Server:
         others = sum(n for name, n in rows if name != database)
         return Snapshot(ours, others, self.one("SELECT pg_current_wal_lsn()::text"))
 
+    def postmaster(self) -> int:
+        """The server's postmaster process (for ``server_cpu_ms``)."""
+        return postmaster_of(int(self.one("SELECT pg_backend_pid()")))
+
     def wal_bytes(self, before: Snapshot, after: Snapshot) -> int:
         return int(
             self.one("SELECT pg_wal_lsn_diff(%s::pg_lsn, %s::pg_lsn)", (after.wal_lsn, before.wal_lsn))
@@ -208,21 +212,45 @@ def own_server() -> Iterator[str]:
 _TICK_MS = 1000 / os.sysconf("SC_CLK_TCK")
 
 
-def server_cpu_ms() -> float:
-    """The CPU time, user and system, of every ``postgres`` process now running, and of
-    every one that has exited: the postmaster's children's time holds those (a pgbench
-    client's backend exits when its run ends, and takes its own counters with it)."""
-    ticks = 0
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
-                stat = f.read()
-        except OSError:  # gone meanwhile
-            continue
-        name, _, rest = stat.partition(") ")
-        if name.endswith("(postgres"):
-            fields = rest.split()
-            ticks += sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
-    return ticks * _TICK_MS
+def _stat_fields(pid: int | str) -> list[str] | None:
+    """``/proc/PID/stat`` after the command's name (state, ppid, ...), None once gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    return stat.rpartition(") ")[2].split()
+
+
+def postmaster_of(backend_pid: int) -> int:
+    """The postmaster a backend belongs to: its parent process."""
+    fields = _stat_fields(backend_pid)
+    if fields is None:
+        raise RuntimeError(f"no process {backend_pid}: the server is not on this machine")
+    return int(fields[1])
+
+
+def server_cpu_ms(postmaster: int, settle_s: float = 2.0) -> float:
+    """The CPU time, user and system, of one server: its postmaster's, every live child's,
+    and every exited child's, which the postmaster's children's time holds (a pgbench
+    client's backend exits when its run ends, and takes its own counters with it). Only
+    that server's processes count: another cluster on the machine (a test's own) may
+    start or stop meanwhile. A child that has exited but is not yet reaped counts in
+    neither place, so this waits (up to ``settle_s``) until the postmaster has reaped
+    every such child."""
+    deadline = time.monotonic() + settle_s
+    while True:
+        own = _stat_fields(postmaster)
+        if own is None:
+            raise RuntimeError(f"the server's postmaster {postmaster} is gone")
+        ticks = sum(int(f) for f in own[11:15])  # utime, stime, cutime, cstime
+        exiting = False
+        for pid in os.listdir("/proc"):
+            if pid.isdigit():
+                fields = _stat_fields(pid)
+                if fields is not None and fields[1] == str(postmaster):
+                    exiting = exiting or fields[0] in ("Z", "X")
+                    ticks += int(fields[11]) + int(fields[12])
+        if not exiting or time.monotonic() > deadline:
+            return ticks * _TICK_MS
+        time.sleep(0.01)

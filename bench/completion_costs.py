@@ -3,8 +3,8 @@
 A worker's flush of 1,000 no-op completions goes through ``complete_runs`` (three arrays,
 ``_plain_completions.py``); any other batch through ``end_runs`` (one JSON document). This
 claims 1,000 jobs at a time through ``AsyncPostgresStorage`` and finishes them, taking the
-two statements in turn, and reads the CPU time of every ``postgres`` process on the
-machine (``/proc``) and the wall time around each ``finish``. The server's CPU is the
+two statements in turn, and reads the CPU time of the server's processes, its postmaster and its
+children (``/proc``), and the wall time around each ``finish``. The server's CPU is the
 steadier figure: the wall time includes the commit's wait for its disk.
 
 It runs on a database of its own on the server (``--admin-url``) and drops it at the end.
@@ -50,7 +50,9 @@ def _results(jobs: list[Any], now: datetime) -> list[RunResult]:
     ]  # fmt: skip
 
 
-async def measure(url: str, rounds: int) -> dict[str, tuple[list[float], list[float]]]:
+async def measure(
+    url: str, rounds: int, postmaster: int
+) -> dict[str, tuple[list[float], list[float]]]:
     """``rounds`` finishes of each statement, alternating: (server CPU ms, wall ms) each."""
     with Queue(PostgresStorage(url, pool_size=1)) as queue:
         for start in range(0, 2 * rounds * BATCH, BATCH):
@@ -71,10 +73,10 @@ async def measure(url: str, rounds: int) -> dict[str, tuple[list[float], list[fl
             request = ClaimRequest(("default",), (Noop.KIND,), BATCH, new_lease_token(),
                                    timedelta(minutes=5), "w", start=BATCH)  # fmt: skip
             results = _results(await storage.claim(request, now=now), now)
-            cpu, wall = server_cpu_ms(), time.perf_counter()
+            cpu, wall = server_cpu_ms(postmaster), time.perf_counter()
             held = await storage.finish(results, now=now)
             found[name][1].append((time.perf_counter() - wall) * 1000)
-            found[name][0].append(server_cpu_ms() - cpu)
+            found[name][0].append(server_cpu_ms(postmaster) - cpu)
             if len(held) != BATCH or not all(held):
                 raise SystemExit(f"completion_costs: {name} ended {sum(held)} of {len(held)} runs")
     finally:
@@ -99,7 +101,7 @@ def main() -> None:
     server = Server(args.admin_url)
     server.create_database(database)
     try:
-        found = asyncio.run(measure(server.uri(database), args.rounds))
+        found = asyncio.run(measure(server.uri(database), args.rounds, server.postmaster()))
     finally:
         server.drop_database(database)
         server.close()

@@ -28,8 +28,8 @@ would give is a ratio taken in one sitting, not a guess:
 - ``split-row-text``: the same split with the ULID kept as the key of both tables and
   the journal: what the narrow row gives without the bigint key.
 
-Each variant's rate, WAL and the server's CPU per job are printed (the CPU of every
-``postgres`` process, exited ones included: steadier than the rate on a noisy machine).
+Each variant's rate, WAL and the server's CPU per job are printed (the CPU of the
+server's processes, exited ones included: steadier than the rate on a noisy machine).
 
 ``current`` is the worker's own pair for no-op jobs: the claim and ``complete_runs``,
 the claim's rows handed to the completion as the worker's results would be.
@@ -190,9 +190,10 @@ def run_variant(
     server.settle(database)
     lsn, updates, hot = _counters(server, database)
     per_client = -(-jobs // _pgbench.FLOOR_BATCH // clients)
-    cpu_ms = server_cpu_ms()
+    cpu_ms = server_cpu_ms(server.postmaster())
     tps, _client_s = _pgbench._run(server, database, variant.script(script(url)), clients, per_client)
-    cpu_ms = server_cpu_ms() - cpu_ms
+    server.wait_for_exits(database)  # pgbench's backends gone, their time reaped
+    cpu_ms = server_cpu_ms(server.postmaster()) - cpu_ms
     after_lsn, after_updates, after_hot = _counters(server, database)
     wal = int(server.one("SELECT pg_wal_lsn_diff(%s::pg_lsn, %s::pg_lsn)", (after_lsn, lsn)))
     done = server.one_in(database, f"SELECT count(*) FROM {S}.jobs WHERE state = 'completed' AND run_count = 1")
@@ -210,9 +211,10 @@ def run_floor(server: Server, database: str, jobs: int, clients: int) -> tuple[f
     server.sql(database, _pgbench.FLOOR_FILL % int(jobs))
     server.settle(database)
     per_client = -(-jobs // _pgbench.FLOOR_BATCH // clients)
-    cpu_ms = server_cpu_ms()
+    cpu_ms = server_cpu_ms(server.postmaster())
     tps, _client_s = _pgbench._run(server, database, _pgbench.FLOOR_SCRIPT, clients, per_client)
-    cpu_ms = server_cpu_ms() - cpu_ms
+    server.wait_for_exits(database)  # pgbench's backends gone, their time reaped
+    cpu_ms = server_cpu_ms(server.postmaster()) - cpu_ms
     done = server.one_in(database, "SELECT count(*) FROM floor_jobs WHERE state = 2")
     if done != jobs:
         raise RunFailed(f"levers: the batched floor did {done} rows of {jobs}")

@@ -45,7 +45,7 @@ BATCH = 1_000
 class Run:
     rate: float  # jobs/s
     worker_us: float  # the worker process's CPU per job
-    server_us: float  # every postgres process's CPU per job
+    server_us: float  # the server's processes' CPU per job (server_cpu_ms)
     wal_per_job: float  # bytes, the whole server's (others' writes meanwhile included)
     payload_bytes: float  # the stored payloads' mean length, as the jobs table holds them
 
@@ -78,11 +78,13 @@ def run_size(server: Server, database: str, jobs: int, size: int) -> Run:
             queue.enqueue_many(Padded(n=n, pad=pad) for n in range(start, min(start + BATCH, jobs)))
     server.settle(database)
     before = server.snapshot(database)
-    cpu_ms, process_s, wall = server_cpu_ms(), _process_cpu_s(), time.perf_counter()
+    postmaster = server.postmaster()
+    cpu_ms, process_s, wall = server_cpu_ms(postmaster), _process_cpu_s(), time.perf_counter()
     completed = asyncio.run(_drain(url))
     wall = time.perf_counter() - wall
-    process_s, cpu_ms = _process_cpu_s() - process_s, server_cpu_ms() - cpu_ms
-    server.wait_for_exits(database)
+    process_s = _process_cpu_s() - process_s
+    server.wait_for_exits(database)  # the worker's backends gone, their time reaped
+    cpu_ms = server_cpu_ms(postmaster) - cpu_ms
     wal = server.wal_bytes(before, server.snapshot(database))
     done = server.one_in(
         database, f"SELECT count(*) FROM {SCHEMA}.jobs WHERE state = 'completed' AND run_count = 1"
