@@ -25,9 +25,13 @@ from bench._pgbench_statements import SCHEMA as S
 
 
 def ddl(key: str = "bigint") -> list[str]:
-    """The two tables and the journal, keyed by ``key`` (``bigint``, or the ULID's ``text``)."""
-    return [d.replace("bigint PRIMARY KEY", f"{key} PRIMARY KEY").replace(
-        "job_id bigint", f"job_id {key}") for d in _DDL]
+    """The two tables and the journal, keyed by ``key`` (``bigint``, or ``TEXT_KEY``)."""
+    keyed = [d.replace("bigint PRIMARY KEY", f"{key} PRIMARY KEY").replace(
+        "job_id bigint", f"job_id {key}") for d in _DDL]  # fmt: skip
+    whole = "".join(_DDL)
+    if whole.count("bigint PRIMARY KEY") + whole.count("job_id bigint") != 3:  # 2 tables, journal
+        raise ValueError("_split_schema: the DDL is not the one ddl() re-keys")
+    return keyed
 
 
 _DDL = [
@@ -56,24 +60,26 @@ _DDL = [
 ]
 
 
+#: Each job's ULID, made of its number ``g``; the text-keyed variant's key (``TEXT_KEY``).
+ULID_KEY = "'01JX' || lpad(g::text, 22, '0')"
+TEXT_KEY = 'text COLLATE "C"'
+
+
 def fill(jobs: int, key: str = "g") -> list[str]:
     """``jobs`` pending jobs, as the benchmark's fill makes them (``_pgbench_statements.FILL``);
     ``key`` is the id's expression of ``g``, the row's number."""
     return [
         f"INSERT INTO {S}.job_data (id, ulid, kind, payload, carry) "
-        f"SELECT {key}, '01JX' || lpad(g::text, 22, '0'), 'bench_noop', '{{\"n\":' || g || '}}', "
+        f"SELECT {key}, {ULID_KEY}, 'bench_noop', '{{\"n\":' || g || '}}', "
         f"'null' FROM generate_series(1, {int(jobs)}) AS g",
         f"INSERT INTO {S}.jobs (id, queue, priority, state, run_at) SELECT {key}, 'default', 0, "
         f"'pending', now() - interval '1 minute' FROM generate_series(1, {int(jobs)}) AS g",
     ]
 
 
-#: The ULID key (``text COLLATE "C"``), for the text-keyed variant.
-ULID_KEY = "'01JX' || lpad(g::text, 22, '0')"
-TEXT_KEY = 'text COLLATE "C"'
-
-
 TOKEN = "('t' || :client_id)"
+
+
 def script(key: str = "bigint") -> str:
     """The claim hands its jobs' ids, tokens and runs on as the worker's results would."""
     return SCRIPT.replace(":ids::bigint[]", f":ids::{key.split()[0]}[]")
