@@ -235,22 +235,34 @@ def server_cpu_ms(postmaster: int, settle_s: float = 2.0) -> float:
     and every exited child's, which the postmaster's children's time holds (a pgbench
     client's backend exits when its run ends, and takes its own counters with it). Only
     that server's processes count: another cluster on the machine (a test's own) may
-    start or stop meanwhile. A child that has exited but is not yet reaped counts in
-    neither place, so this waits (up to ``settle_s``) until the postmaster has reaped
-    every such child."""
+    start or stop meanwhile.
+
+    Two races are closed. A child that has exited but is not yet reaped counts in neither
+    place, so this waits (up to ``settle_s``) until the postmaster has reaped every such
+    child. A child reaped while its siblings are being read would be missed too (its time
+    moves into the postmaster's after the postmaster's own line was read, and it is gone
+    from ``/proc`` when its turn comes), so the postmaster's line is read again after the
+    children and the reading is taken only when the two agree."""
     deadline = time.monotonic() + settle_s
     while True:
-        own = _stat_fields(postmaster)
-        if own is None:
-            raise RuntimeError(f"the server's postmaster {postmaster} is gone")
-        ticks = sum(int(f) for f in own[11:15])  # utime, stime, cutime, cstime
+        own, reaped = _own_ticks(postmaster)
+        children = 0
         exiting = False
         for pid in os.listdir("/proc"):
             if pid.isdigit():
                 fields = _stat_fields(pid)
                 if fields is not None and fields[1] == str(postmaster):
                     exiting = exiting or fields[0] in ("Z", "X")
-                    ticks += int(fields[11]) + int(fields[12])
-        if not exiting or time.monotonic() > deadline:
-            return ticks * _TICK_MS
+                    children += int(fields[11]) + int(fields[12])
+        settled = not exiting and _own_ticks(postmaster)[1] == reaped
+        if settled or time.monotonic() > deadline:
+            return (own + reaped + children) * _TICK_MS
         time.sleep(0.01)
+
+
+def _own_ticks(postmaster: int) -> tuple[int, int]:
+    """The postmaster's own time, and its reaped children's, in ticks."""
+    own = _stat_fields(postmaster)
+    if own is None:
+        raise RuntimeError(f"the server's postmaster {postmaster} is gone")
+    return int(own[11]) + int(own[12]), int(own[13]) + int(own[14])  # utime + stime, cutime + cstime
