@@ -63,6 +63,9 @@ _DDL = [
 #: Each job's ULID, made of its number ``g``; the text-keyed variant's key (``TEXT_KEY``).
 ULID_KEY = "'01JX' || lpad(g::text, 22, '0')"
 TEXT_KEY = 'text COLLATE "C"'
+#: The same ULID's 128 bits as a ``uuid`` (the uuid-keyed variant's key): a ULID's first
+#: 48 bits are its time, so ids made together share their first bytes, as here.
+UUID_KEY = "('0190f0e0' || lpad(to_hex(g), 24, '0'))::uuid"
 
 
 def fill(jobs: int, key: str = "g") -> list[str]:

@@ -26,7 +26,9 @@ would give is a ratio taken in one sitting, not a guess:
   for its WAL to reach the disk: not a lever venturi may pull (a completion must be
   durable when the worker is told so), but what the wait for the WAL's flush costs;
 - ``split-row-text``: the same split with the ULID kept as the key of both tables and
-  the journal: what the narrow row gives without the bigint key.
+  the journal: what the narrow row gives without the bigint key;
+- ``split-row-uuid``: the same split keyed by the ULID's 128 bits stored as a ``uuid``
+  (fixed width, compared bytewise): the job's own identity, without a second key.
 
 Each variant's rate, WAL and the server's CPU per job are printed (the CPU of the
 server's processes, exited ones included: steadier than the rate on a noisy machine).
@@ -139,6 +141,8 @@ VARIANTS = (
     Variant("split-row-text", lambda: _split_schema.ddl(_split_schema.TEXT_KEY),
             lambda _: _split_schema.script("text"),
             lambda jobs: _split_schema.fill(jobs, _split_schema.ULID_KEY)),
+    Variant("split-row-uuid", lambda: _split_schema.ddl("uuid"), lambda _: _split_schema.script("uuid"),
+            lambda jobs: _split_schema.fill(jobs, _split_schema.UUID_KEY)),
 )  # fmt: skip
 
 
