@@ -31,10 +31,15 @@ from bench._server import Server
 
 SCHEMA = "venturi_sql"
 FILL = f"""
-INSERT INTO {SCHEMA}.jobs (id, kind, queue, priority, state, payload, carry, run_at)
-SELECT '01JX' || lpad(g::text, 22, '0'), 'bench_noop', 'default', 0, 'pending',
-       '{{"n":' || g || '}}', 'null', now() - interval '1 minute'
-FROM generate_series(1, %s) AS g
+WITH b AS (
+    INSERT INTO {SCHEMA}.job_bodies (id, payload)
+    SELECT '01JX' || lpad(g::text, 22, '0'), '{{"n":' || g || '}}'
+    FROM generate_series(1, %s) AS g
+    RETURNING seq
+)
+INSERT INTO {SCHEMA}.job_states (seq, kind, queue, priority, state, carry, run_at)
+SELECT b.seq, 'bench_noop', 'default', 0, 'pending', 'null', now() - interval '1 minute'
+FROM b
 """
 #: The worker's parameters, as the server's own values (pgbench variables are text).
 TOKEN = "('t' || :client_id)"
@@ -45,8 +50,8 @@ CLAIM_PARAMS = {
 }  # fmt: skip
 #: The claimed rows as the arrays a worker's flush of completed no-op runs sends.
 HANDED_OVER = (
-    f"SELECT array_agg(id)::text AS ids, array_agg({TOKEN})::text AS toks, "
-    "array_agg(run_count)::text AS runs FROM claimed"
+    f"SELECT array_agg(seq)::text AS keys, array_agg(id)::text AS ids, "
+    f"array_agg({TOKEN})::text AS toks, array_agg(run_count)::text AS runs FROM claimed"
 )
 #: One job as Queue.enqueue inserts it (insert_job). Its id has a ULID's length and, as
 #: ULIDs do, grows: a random one would split primary-key pages a ULID never splits.
@@ -56,7 +61,7 @@ INSERT_PARAMS = {
     "version": "1", "headers": "NULL", "tags": "NULL", "refs": "NULL",
 }  # fmt: skip
 COMPLETE_PARAMS = {
-    "ids": ":ids", "toks": ":toks", "runs": ":runs", "outs": "NULL", "now": "now()",
+    "keys": ":keys", "ids": ":ids", "toks": ":toks", "runs": ":runs", "outs": "NULL", "now": "now()",
     "at": "now()", "pa": "(now() + interval '1 day')",
 }  # fmt: skip
 _PARAM = re.compile(r"%\((\w+)\)s")
@@ -80,10 +85,15 @@ def _bound(sql: str, values: dict[str, str]) -> str:
 def script(url: str) -> str:
     """The claim, its rows kept by ``\\gset``, then ``complete_runs`` of them."""
     named = queries(parse(url))
-    claim = _bound(named["claim"], CLAIM_PARAMS).removesuffix(";\n")
-    leasing = claim.rindex("UPDATE ")  # the claim's last part, after its WITH list
-    handing_over = f"{claim[:leasing]}, claimed AS ({claim[leasing:]}) {HANDED_OVER}\n\\gset\n"
-    return handing_over + _bound(named["complete_runs"], COMPLETE_PARAMS)
+    return handed_over(_bound(named["claim"], CLAIM_PARAMS)) + _bound(named["complete_runs"], COMPLETE_PARAMS)
+
+
+def handed_over(claim: str) -> str:
+    """``claim`` (one line) with its final SELECT, the leased rows with their bodies, made a
+    CTE ``claimed`` that ``HANDED_OVER`` reads, and its result kept by ``\\gset``."""
+    claim = claim.removesuffix(";\n")
+    last = claim.rindex(") SELECT ")  # the end of the WITH list, then the claim's own SELECT
+    return f"{claim[: last + 1]}, claimed AS ({claim[last + 2 :]}) {HANDED_OVER}\n\\gset\n"
 
 
 def single_insert(server: Server, system: System, scenario: Scenario, jobs: int) -> Measurement:
@@ -97,7 +107,7 @@ def single_insert(server: Server, system: System, scenario: Scenario, jobs: int)
         server.sql(system.store, f"CREATE SEQUENCE {SCHEMA}.ids")
 
     def count() -> Any:
-        return server.one_in(system.store, f"SELECT count(*) FROM {SCHEMA}.jobs")
+        return server.one_in(system.store, f"SELECT count(*) FROM {SCHEMA}.job_states")
 
     body = _bound(queries(parse(url))["insert_job"], INSERT_PARAMS)
     return one_by_one(server, system, scenario, jobs, body, prepare, count)
@@ -117,9 +127,9 @@ def statements_floor(
     def verify() -> None:
         done = server.one_in(
             system.store,
-            f"SELECT count(*) FROM {SCHEMA}.jobs WHERE state = 'completed' AND run_count = 1",
+            f"SELECT count(*) FROM {SCHEMA}.job_states WHERE state = 'completed' AND run_count = 1",
         )
-        journaled = server.one_in(system.store, f"SELECT count(*) FROM {SCHEMA}.journal")
+        journaled = server.one_in(system.store, f"SELECT count(*) FROM {SCHEMA}.journal_entries")
         if done != jobs or journaled != jobs:
             raise RunFailed(f"pgbench-venturi-sql: {done} jobs done, {journaled} journaled, of {jobs}")
 

@@ -208,8 +208,8 @@ def measure(
             if system.name == ANALYZED:
                 launcher.call(system, "analyze", **opts)
             server.checkpoint(system.store)
-            if server.analyzed(system.store, "venturi.jobs") != (system.name == ANALYZED):
-                raise RunFailed(f"{system.name}, {scenario.key}: the jobs table's statistics are "
+            if server.analyzed(system.store, "venturi.job_states") != (system.name == ANALYZED):
+                raise RunFailed(f"{system.name}, {scenario.key}: the job tables' statistics are "
                                 "not as the burst needs them (analyzed in the reference half alone)")  # fmt: skip
     if scenario.rtt_ms is None:
         return timed(launcher, server, system, scenario, jobs, opts, backlog=backlog)

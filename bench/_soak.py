@@ -71,8 +71,9 @@ class Round:
     prune_s: float
     pruned: int
     tables: list[TableSize]
-    # What the planner believed of the jobs table as the drain began (pg_class.reltuples:
-    # -1 never analyzed): autovacuum's last ANALYZE may have seen it full, or empty.
+    # What the planner believed of the job_states table as the drain began
+    # (pg_class.reltuples: -1 never analyzed): autovacuum's last ANALYZE may have seen it
+    # full, or empty.
     reltuples: float = -1.0
     #: The analyzed reference drain beside this round: the mean of the one just before
     #: and the one just after it (None: no reference measured).
@@ -95,13 +96,14 @@ class Round:
             f"  soak round {self.number}: enqueue {self.enqueue_s:.1f} s, drain "
             f"{self.drain_rate:,.0f} jobs/s ({_of(self.drain_rate, self.reference)} of the reference "
             f"beside it, {_rate(self.reference)}), "
-            f"prune {self.prune_s:.2f} s ({self.pruned:,}); jobs reltuples at the drain "
+            f"prune {self.prune_s:.2f} s ({self.pruned:,}); job_states reltuples at the drain "
             f"{self.reltuples:,.0f}; schema {self.total / MB:.1f} MB: {shown}"
         )
 
 
-HEADER = ("round", "enqueue s", "jobs reltuples", "drain jobs/s", "reference jobs/s", "of reference", "prune s", "jobs MB heap+idx",
-          "jobs dead", "journal MB heap+idx", "journal dead", "schema MB", "autovacuums jobs/journal")  # fmt: skip
+HEADER = ("round", "enqueue s", "states reltuples", "drain jobs/s", "reference jobs/s", "of reference", "prune s",
+          "states MB heap+idx", "states dead", "bodies MB heap+idx", "bodies dead", "journal MB heap+idx",
+          "journal dead", "schema MB", "autovacuums states/bodies/journal")  # fmt: skip
 
 
 @dataclass
@@ -121,13 +123,13 @@ class Soak:
     def _cells(self) -> list[tuple[str, ...]]:
         out: list[tuple[str, ...]] = []
         for r in self.rounds:
-            jobs, journal = r.table("jobs"), r.table("journal")
+            tables = [r.table(name) for name in ("job_states", "job_bodies", "journal_entries")]
             out.append((
                 str(r.number), f"{r.enqueue_s:.1f}", f"{r.reltuples:,.0f}", f"{r.drain_rate:,.0f}",
                 _rate(r.reference), _of(r.drain_rate, r.reference), f"{r.prune_s:.2f}",
-                _mb(jobs), f"{jobs.dead:,}" if jobs else "-", _mb(journal),
-                f"{journal.dead:,}" if journal else "-", f"{r.total / MB:.1f}",
-                f"{jobs.autovacuums if jobs else '-'}/{journal.autovacuums if journal else '-'}",
+                *(cell for t in tables for cell in (_mb(t), f"{t.dead:,}" if t else "-")),
+                f"{r.total / MB:.1f}",
+                "/".join(str(t.autovacuums) if t else "-" for t in tables),
             ))  # fmt: skip
         return out
 
@@ -250,7 +252,7 @@ def soak_on(
             started = time.perf_counter()
             launcher.call(spec, "fill", jobs=round_jobs, **opts)
             enqueue_s = time.perf_counter() - started
-            reltuples = float(server.one_in(spec.store, f"SELECT reltuples FROM pg_class WHERE oid = '{SCHEMA}.jobs'::regclass"))
+            reltuples = float(server.one_in(spec.store, f"SELECT reltuples FROM pg_class WHERE oid = '{SCHEMA}.job_states'::regclass"))
             m = timed(launcher, server, spec, SCENARIO, round_jobs, opts)
             prune_s, pruned = _prune(opts["url"])
             if pruned != round_jobs:

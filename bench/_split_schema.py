@@ -82,6 +82,12 @@ def fill(jobs: int, key: str = "g") -> list[str]:
 
 TOKEN = "('t' || :client_id)"
 
+#: The jobs completed once, and the jobs journaled (``levers.Variant.check``).
+CHECK = (
+    f"SELECT count(*) FROM {S}.jobs WHERE state = 'completed' AND run_count = 1",
+    f"SELECT count(DISTINCT job_id) FROM {S}.journal",
+)
+
 
 def script(key: str = "bigint") -> str:
     """The claim hands its jobs' ids, tokens and runs on as the worker's results would."""

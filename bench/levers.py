@@ -67,16 +67,16 @@ _SCHEMA_SQL = os.path.join(
 
 
 def _candidates_function() -> str:
-    """schema.sql's ``claim_candidates``, reading the unfinished jobs (``hot-claim``)."""
+    """schema.sql's ``claim_scan``, reading the unfinished jobs (``hot-claim``)."""
     with open(_SCHEMA_SQL, encoding="utf-8") as f:
         text = f.read()
-    start = text.index("CREATE FUNCTION {schema}.claim_candidates")
+    start = text.index("CREATE FUNCTION {schema}.claim_scan")
     body = text[start : text.index("$$;", start) + 3].replace("{schema}", S)
     changed = body.replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION").replace(
-        "WHERE j.state = 'pending'", "WHERE j.finished_at IS NULL AND j.state = 'pending'"
+        "WHERE s.state = 'pending'", "WHERE s.finished_at IS NULL AND s.state = 'pending'"
     )
     if changed.count("finished_at IS NULL") != 1:
-        raise RunFailed("levers: schema.sql's claim_candidates is not the one hot-claim rewrites")
+        raise RunFailed("levers: schema.sql's claim_scan is not the one hot-claim rewrites")
     return changed
 
 
@@ -84,14 +84,14 @@ def _hot_claim(fillfactor: int) -> list[str]:
     return [
         f"DROP INDEX {S}.jobs_leases",
         f"DROP INDEX {S}.jobs_ready",
-        f"CREATE INDEX jobs_ready ON {S}.jobs (queue, priority DESC, run_at, id) "
+        f"CREATE INDEX jobs_ready ON {S}.job_states (queue, priority DESC, run_at, seq) "
         "WHERE finished_at IS NULL",
         f"DROP INDEX {S}.jobs_dedup",
-        f"CREATE INDEX jobs_dedup ON {S}.jobs (kind, dedup_key, id) "
+        f"CREATE INDEX jobs_dedup ON {S}.job_states (kind, dedup_key, seq) "
         "WHERE finished_at IS NULL AND dedup_key IS NOT NULL",
-        f"ALTER TABLE {S}.jobs SET (fillfactor = {fillfactor})",
+        f"ALTER TABLE {S}.job_states SET (fillfactor = {fillfactor})",
         f"CREATE TABLE {S}.leases (token text PRIMARY KEY, expires_at timestamptz, "
-        "worker_id text, job_ids text[])",
+        "worker_id text, seqs bigint[])",
         _candidates_function(),
     ]
 
@@ -99,10 +99,17 @@ def _hot_claim(fillfactor: int) -> list[str]:
 TOKEN = "('t' || :client_id)"
 #: The claim's lease row (one per claim, with its job ids, for reclaiming).
 _LEASE_ROW = (
-    f"lease AS (INSERT INTO {S}.leases (token, expires_at, worker_id, job_ids) "
-    f"SELECT {TOKEN}, now() + interval '5 minutes', 'w', ARRAY(SELECT id FROM picked) "
-    "ON CONFLICT (token) DO UPDATE SET job_ids = excluded.job_ids, "
+    f"lease AS (INSERT INTO {S}.leases (token, expires_at, worker_id, seqs) "
+    f"SELECT {TOKEN}, now() + interval '5 minutes', 'w', ARRAY(SELECT seq FROM picked) "
+    "ON CONFLICT (token) DO UPDATE SET seqs = excluded.seqs, "
     "expires_at = excluded.expires_at), last_started AS ("
+)
+
+
+#: How a run of the current schema counts its jobs completed once and journaled once.
+CURRENT_CHECK = (
+    f"SELECT count(*) FROM {S}.job_states WHERE state = 'completed' AND run_count = 1",
+    f"SELECT count(DISTINCT seq) FROM {S}.journal_entries",
 )
 
 
@@ -113,6 +120,8 @@ class Variant:
     script: Callable[[str], str]  # the pgbench script, from the current one
     #: The statements that make the pending jobs (None: the benchmark's FILL).
     fill: Callable[[int], list[str]] | None = None
+    #: The jobs completed once, and the jobs journaled (the prototypes' tables differ).
+    check: tuple[str, str] = CURRENT_CHECK
 
 
 def _same(current: str) -> str:
@@ -130,19 +139,20 @@ VARIANTS = (
     Variant("current", list, _same),
     Variant("no-lease-index", lambda: [f"DROP INDEX {S}.jobs_leases"], _same),
     Variant("no-purge-index", lambda: [f"DROP INDEX {S}.jobs_purge"], _same),
-    Variant("no-journal-key", lambda: [f"ALTER TABLE {S}.journal DROP CONSTRAINT journal_pkey"], _same),
+    Variant("no-journal-key", lambda: [f"ALTER TABLE {S}.journal_entries DROP CONSTRAINT journal_entries_pkey"], _same),
     Variant("no-three", lambda: [f"DROP INDEX {S}.jobs_leases", f"DROP INDEX {S}.jobs_purge",
-                                 f"ALTER TABLE {S}.journal DROP CONSTRAINT journal_pkey"], _same),
-    Variant("fillfactor-50", lambda: [f"ALTER TABLE {S}.jobs SET (fillfactor = 50)"], _same),
+                                 f"ALTER TABLE {S}.journal_entries DROP CONSTRAINT journal_entries_pkey"], _same),
+    Variant("fillfactor-50", lambda: [f"ALTER TABLE {S}.job_states SET (fillfactor = 50)"], _same),
     Variant("hot-claim-40", lambda: _hot_claim(40), _hot_script),
     Variant("hot-claim-60", lambda: _hot_claim(60), _hot_script),
     Variant("no-commit-wait", list, lambda current: "SET synchronous_commit = off;\n" + current),
-    Variant("split-row", _split_schema.ddl, lambda _: _split_schema.script(), _split_schema.fill),
+    Variant("split-row", _split_schema.ddl, lambda _: _split_schema.script(), _split_schema.fill,
+            _split_schema.CHECK),
     Variant("split-row-text", lambda: _split_schema.ddl(_split_schema.TEXT_KEY),
             lambda _: _split_schema.script("text"),
-            lambda jobs: _split_schema.fill(jobs, _split_schema.ULID_KEY)),
+            lambda jobs: _split_schema.fill(jobs, _split_schema.ULID_KEY), _split_schema.CHECK),
     Variant("split-row-uuid", lambda: _split_schema.ddl("uuid"), lambda _: _split_schema.script("uuid"),
-            lambda jobs: _split_schema.fill(jobs, _split_schema.UUID_KEY)),
+            lambda jobs: _split_schema.fill(jobs, _split_schema.UUID_KEY), _split_schema.CHECK),
 )  # fmt: skip
 
 
@@ -159,7 +169,8 @@ def _counters(server: Server, database: str) -> tuple[str, int, int]:
     backend of the database has exited and so reported its counts."""
     server.wait_for_exits(database)
     lsn = str(server.one("SELECT pg_current_wal_lsn()::text"))
-    stats = f"FROM pg_stat_user_tables WHERE schemaname = '{S}' AND relname = 'jobs'"
+    # The table a run's updates go to: job_states, or the prototypes' jobs.
+    stats = f"FROM pg_stat_user_tables WHERE schemaname = '{S}' AND relname IN ('job_states', 'jobs')"
     updates = int(server.one_in(database, f"SELECT coalesce(sum(n_tup_upd), 0) {stats}"))
     hot = int(server.one_in(database, f"SELECT coalesce(sum(n_tup_hot_upd), 0) {stats}"))
     return lsn, updates, hot
@@ -200,8 +211,8 @@ def run_variant(
     cpu_ms = server_cpu_ms(server.postmaster()) - cpu_ms
     after_lsn, after_updates, after_hot = _counters(server, database)
     wal = int(server.one("SELECT pg_wal_lsn_diff(%s::pg_lsn, %s::pg_lsn)", (after_lsn, lsn)))
-    done = server.one_in(database, f"SELECT count(*) FROM {S}.jobs WHERE state = 'completed' AND run_count = 1")
-    journaled = server.one_in(database, f"SELECT count(DISTINCT job_id) FROM {S}.journal")
+    done = server.one_in(database, variant.check[0])
+    journaled = server.one_in(database, variant.check[1])
     if done != jobs or journaled != jobs:
         raise RunFailed(f"levers: {variant.name}: {done} jobs done once, {journaled} journaled, of {jobs}")
     rate = tps * _pgbench.FLOOR_BATCH

@@ -87,9 +87,9 @@ def run_size(server: Server, database: str, jobs: int, size: int) -> Run:
     cpu_ms = server_cpu_ms(postmaster) - cpu_ms
     wal = server.wal_bytes(before, server.snapshot(database))
     done = server.one_in(
-        database, f"SELECT count(*) FROM {SCHEMA}.jobs WHERE state = 'completed' AND run_count = 1"
+        database, f"SELECT count(*) FROM {SCHEMA}.job_states WHERE state = 'completed' AND run_count = 1"
     )
-    stored = server.one_in(database, f"SELECT avg(octet_length(payload)) FROM {SCHEMA}.jobs")
+    stored = server.one_in(database, f"SELECT avg(octet_length(payload)) FROM {SCHEMA}.job_bodies")
     if completed != jobs or done != jobs:
         raise RunFailed(f"payload_sizes: +{size} B: {completed} completed, {done} once, of {jobs}")
     return Run(jobs / wall, process_s * 1e6 / jobs, cpu_ms * 1e3 / jobs, wal / jobs, float(stored))

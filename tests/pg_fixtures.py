@@ -109,10 +109,17 @@ async def open_postgres(tmp_path: Path) -> AsyncIterator[Backend]:
     storage = AsyncPostgresStorage(url, pool_size=4)
     sync = PostgresStorage(url, pool_size=4)
 
+    views: list[bool] = []
+
     def raw(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         import psycopg
 
-        text = sql.format(jobs=f'"{schema}".jobs', journal=f'"{schema}".journal')
+        from tests import pg_job_views
+
+        if not views:  # a job as one row, as the tests' SQL speaks of it
+            pg_job_views.create(ADMIN_URL, schema)
+            views.append(True)
+        text = sql.format(jobs=f'"{schema}".test_jobs', journal=f'"{schema}".test_journal')
         with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
             cur = conn.execute(text.replace("?", "%s"), params)
             return cur.fetchall() if cur.description is not None else []

@@ -44,7 +44,7 @@ def _enqueue(url: str, jobs: int, batch: int, single: bool) -> None:
         # own (parked), a batch takes one from the pool.
         queue.enqueue(Noop(n=-1))
         queue.enqueue_many([Noop(n=-2), Noop(n=-3)])
-        _sql(url, "DELETE FROM {s}.jobs")
+        _sql(url, "TRUNCATE {s}.job_states, {s}.job_bodies, {s}.journal_entries")
         _driver.ready()
         watch = _driver.Stopwatch()
         if single:
@@ -87,7 +87,7 @@ def main() -> None:
             _sql(url, f'ANALYZE {{s}}."{table}"')
         _driver.answer()
     elif args.role == "reset":
-        _sql(url, "TRUNCATE {s}.jobs, {s}.journal, {s}.concurrency_locks")
+        _sql(url, "TRUNCATE {s}.job_states, {s}.job_bodies, {s}.journal_entries, {s}.concurrency_holds")
         _driver.answer()
     elif args.role == "fill":
         with Queue(PostgresStorage(url, pool_size=1)) as queue:
@@ -100,10 +100,10 @@ def main() -> None:
             url,
             "SELECT count(*) FILTER (WHERE state = 'completed' AND queue = 'default'), "
             "count(*) FILTER (WHERE state = 'completed' AND run_count = 1 AND queue = 'default'), "
-            "(SELECT count(DISTINCT job_id) FROM {s}.journal), "
+            "(SELECT count(DISTINCT seq) FROM {s}.journal_entries), "
             "count(*) FILTER (WHERE state = 'pending' AND queue = 'default'), "
             "extract(epoch FROM max(finished_at))::float8, "
-            "count(*) FILTER (WHERE state = 'pending' AND queue <> 'default') FROM {s}.jobs",
+            "count(*) FILTER (WHERE state = 'pending' AND queue <> 'default') FROM {s}.job_states",
         )
         _driver.answer(
             done=done, done_once=once, journaled=journaled, pending=pending, last_done_at=last,

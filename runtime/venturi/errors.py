@@ -33,6 +33,11 @@ class SchemaOutOfDate(VenturiError):
     """The database schema is older than this runtime; run ``venturi migrate``."""
 
 
+class SchemaTooNew(VenturiError):
+    """A newer release migrated the database's schema in a way this runtime cannot use;
+    upgrade venturi in this process."""
+
+
 class JobWaitTimeout(VenturiError, TimeoutError):
     """``Queue.wait`` gave up: the job had not ended when the timeout passed.
 

@@ -31,8 +31,9 @@ JOBS_PER_ROUND = 3_000
 def _size(admin_url: str, schema: str) -> int:
     with psycopg.connect(admin_url) as conn:
         ((size,),) = conn.execute(
-            f"""SELECT pg_total_relation_size('"{schema}".jobs')
-                     + pg_total_relation_size('"{schema}".journal')"""
+            f"""SELECT pg_total_relation_size('"{schema}".job_states')
+                     + pg_total_relation_size('"{schema}".job_bodies')
+                     + pg_total_relation_size('"{schema}".journal_entries')"""
         ).fetchall()
     assert isinstance(size, int)
     return size
@@ -57,7 +58,7 @@ def test_tables_stay_flat_over_rounds_when_prune_vacuums(
 ) -> None:
     migrate(own_pg_url)
     with psycopg.connect(own_postgres.admin_url, autocommit=True) as conn:
-        for table in ("jobs", "journal"):
+        for table in ("job_states", "job_bodies", "journal_entries"):
             conn.execute(f'ALTER TABLE "{own_pg_schema}".{table} SET (autovacuum_enabled = false)')
     sizes = []
     for _ in range(4):

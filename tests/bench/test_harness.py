@@ -214,8 +214,8 @@ def test_the_bare_statements_are_the_workers_own() -> None:
     named = queries(parse(url))
     assert lines[0].startswith("WITH cand AS MATERIALIZED") and lines[2].startswith("WITH r AS")
     assert named["claim"].split()[-1] in lines[0] and lines[0].endswith("FROM claimed")
-    assert '"venturi_sql".claim_candidates(' in lines[0] and "pg_notify" in lines[2]
-    assert "unnest( :ids::text[], :toks::text[], :runs::integer[]" in lines[2]
+    assert '"venturi_sql".claim_scan(' in lines[0] and "pg_notify" in lines[2]
+    assert "unnest( :keys::bigint[], :ids::text[], :toks::text[], :runs::integer[]" in lines[2]
 
 
 def test_network_targets_compare_across_delays() -> None:

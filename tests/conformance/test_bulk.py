@@ -125,11 +125,13 @@ def _fail_journal_insert_for(backend: Backend, job_id: str) -> None:
 
     schema = backend.sync.settings.schema  # type: ignore[attr-defined]
     with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
+        # The journal is keyed by the job's seq (its body holds the id).
         conn.execute(
             f"""CREATE FUNCTION "{schema}".fail_one() RETURNS trigger LANGUAGE plpgsql AS $$
-                BEGIN IF NEW.job_id = '{job_id}' THEN RAISE EXCEPTION 'injected failure'; END IF;
+                BEGIN IF NEW.seq = (SELECT seq FROM "{schema}".job_bodies WHERE id = '{job_id}')
+                THEN RAISE EXCEPTION 'injected failure'; END IF;
                 RETURN NEW; END $$;
-                CREATE TRIGGER fail_one AFTER INSERT ON "{schema}".journal
+                CREATE TRIGGER fail_one AFTER INSERT ON "{schema}".journal_entries
                 FOR EACH ROW EXECUTE FUNCTION "{schema}".fail_one()"""
         )
 

@@ -292,8 +292,8 @@ async def test_the_lookup_uses_the_index(backend: Backend) -> None:
     from tests.pg_fixtures import ADMIN_URL
 
     with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
-        schema = queries["count_ref"].split("FROM ")[1].split(".jobs")[0]
-        conn.execute(f"ANALYZE {schema}.jobs")
+        schema = queries["count_ref"].split("FROM ")[1].split(".job_bodies")[0]
+        conn.execute(f"ANALYZE {schema}.job_bodies, {schema}.job_states")
         statements: list[tuple[str, dict[str, Any]]] = [
             ("count_ref", {"ref": "user=user-7"}),
             ("lock_ref_batch", {"ref": "user=user-7", "after_id": None, "up_to_id": "~", "limit": 10}),

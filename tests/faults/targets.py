@@ -159,8 +159,12 @@ class PostgresTarget:
                         self.admin_url, autocommit=True, connect_timeout=5,
                         application_name=self.APPLICATION,
                     )  # fmt: skip
+                # A job is two rows (job_states, job_bodies) with one seq; joined USING it,
+                # their columns read unqualified, as one table's would.
+                text = sql.replace("{jobs}", "({s}.job_states JOIN {s}.job_bodies USING (seq))")
+                text = text.replace("{journal}", "({s}.journal_entries JOIN {s}.job_bodies USING (seq))")
                 rows: list[tuple[Any, ...]] = self._conn.execute(
-                    sql.replace("{s}", f'"{self.schema}"'), params
+                    text.replace("{s}", f'"{self.schema}"'), params
                 ).fetchall()
                 return rows
             except psycopg.OperationalError:
@@ -175,18 +179,18 @@ class PostgresTarget:
         return self._conn
 
     def counts(self) -> dict[str, int]:
-        return {s: n for s, n in self._query("SELECT state, count(*) FROM {s}.jobs GROUP BY state")}
+        return {s: n for s, n in self._query("SELECT state, count(*) FROM {jobs} GROUP BY state")}
 
     def running(self, pid: int | None = None) -> set[str]:
         rows = self._query(
-            "SELECT id FROM {s}.jobs WHERE state = 'running' AND worker_id LIKE %s",
+            "SELECT id FROM {jobs} WHERE state = 'running' AND worker_id LIKE %s",
             (_worker_pattern(pid),),
         )
         return {job_id for (job_id,) in rows}
 
     def unfinished(self, ids: Collection[str]) -> int:
         [(n,)] = self._query(
-            "SELECT count(*) FROM {s}.jobs WHERE id = ANY(%s) "
+            "SELECT count(*) FROM {jobs} WHERE id = ANY(%s) "
             "AND state NOT IN ('completed', 'dead', 'cancelled')",
             (list(ids),),
         )
@@ -195,24 +199,24 @@ class PostgresTarget:
     def stored(self) -> Stored:
         out = Stored()
         out.jobs = {
-            i: (s, r) for i, s, r in self._query("SELECT id, state, run_count FROM {s}.jobs")
+            i: (s, r) for i, s, r in self._query("SELECT id, state, run_count FROM {jobs}")
         }
         out.completions = [
             (i, r)
-            for i, r in self._query("SELECT job_id, run FROM {s}.journal WHERE event = 'completed'")
+            for i, r in self._query("SELECT id, run FROM {journal} WHERE event = 'completed'")
         ]
         at: list[datetime] = [
-            a for (a,) in self._query("SELECT finished_at FROM {s}.jobs WHERE state = 'completed'")
+            a for (a,) in self._query("SELECT finished_at FROM {jobs} WHERE state = 'completed'")
         ]
         out.finished_at = sorted(a.timestamp() for a in at)
         out.lost_runs = {
             (i, r)
             for i, r in self._query(
-                "SELECT job_id, run FROM {s}.journal WHERE event = ANY(%s)",
+                "SELECT id, run FROM {journal} WHERE event = ANY(%s)",
                 (list(LOST_RUN_EVENTS),),
             )
         }
-        [(locks,)] = self._query("SELECT count(*) FROM {s}.concurrency_locks")
+        [(locks,)] = self._query("SELECT count(*) FROM {s}.concurrency_holds")
         out.locks = int(locks)
         return out
 

@@ -52,6 +52,17 @@ UNION ALL
 SELECT 'relation', relname, relkind::text || ' ' || coalesce(array_to_string(reloptions, ','), '')
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = %(schema)s
+UNION ALL
+SELECT 'view', c.relname, replace(pg_get_viewdef(c.oid), %(schema)s || '.', 'SCHEMA.')
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = %(schema)s AND c.relkind = 'v'
+UNION ALL
+SELECT 'trigger', c.relname || '.' || t.tgname,
+       replace(pg_get_triggerdef(t.oid), %(schema)s || '.', 'SCHEMA.')
+FROM pg_trigger t
+JOIN pg_class c ON c.oid = t.tgrelid
+JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = %(schema)s AND NOT t.tgisinternal
 ORDER BY 1, 2, 3
 """
 
@@ -60,9 +71,9 @@ def _catalog(schema: str) -> list[tuple[Any, ...]]:
     with psycopg.connect(ADMIN_URL) as conn:
         rows = conn.execute(CATALOG, {"schema": schema}).fetchall()
         versions = conn.execute(
-            f'SELECT version, name FROM "{schema}".schema_version ORDER BY version'
+            f'SELECT version, name, compatible_from FROM "{schema}".schema_versions ORDER BY version'
         ).fetchall()
-    return [*rows, *(("version", v, n) for v, n in versions)]
+    return [*rows, *(("version", v, f"{n} compatible from {c}") for v, n, c in versions)]
 
 
 def _migrate_by_steps(schema: str, *, start_at: int) -> int:

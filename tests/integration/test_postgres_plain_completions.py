@@ -49,9 +49,11 @@ def _insert(schema: str, prefix: str, suffixes: Sequence[str], run_at: datetime)
     with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
         for n, suffix in enumerate(suffixes):
             conn.execute(
-                f'INSERT INTO "{schema}".jobs (id, kind, queue, priority, state, payload, carry, '
-                "concurrency_key, run_at) VALUES (%s, 'k', 'default', 0, 'pending', '{}', 'null', "
-                "%s, %s)",
+                f'WITH b AS (INSERT INTO "{schema}".job_bodies (id, payload) VALUES (%s, '
+                "'{}') RETURNING seq) "
+                f'INSERT INTO "{schema}".job_states (seq, kind, queue, priority, state, carry, '
+                "concurrency_key, run_at) SELECT b.seq, 'k', 'default', 0, 'pending', 'null', "
+                "%s, %s FROM b",
                 # one job of each side holds a concurrency key while it runs
                 (prefix + suffix, f"key-{prefix}" if n == 1 else None, run_at),
             )
@@ -72,7 +74,8 @@ def _results(
     return [
         RunResult(job.id, STALE if order[job.id] == STALE_AT else job.lease_token,
                   Resolution.COMPLETED, JournalEntry(now, job.run_count, JournalEvent.COMPLETED),
-                  output=OUTPUTS[order[job.id]], purge_after=now + timedelta(days=1))
+                  output=OUTPUTS[order[job.id]], purge_after=now + timedelta(days=1),
+                  row_key=job.row_key)
         for job in mine
     ]  # fmt: skip
 
@@ -82,17 +85,19 @@ def _state(schema: str, prefix: str) -> tuple[list[Any], list[Any], list[Any]]:
     times of the run made relative to the job's own finish; the concurrency locks left."""
     with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
         jobs = conn.execute(
-            f"SELECT substr(id, 2), to_jsonb(j) - 'id' - 'created_at' - 'lease_token' "
-            f"- 'lease_expires_at' - 'concurrency_key' FROM \"{schema}\".jobs AS j WHERE id LIKE %s ORDER BY 1",
+            f"SELECT substr(b.id, 2), to_jsonb(s) - 'seq' - 'created_at' - 'lease_token' "
+            "- 'lease_expires_at' - 'concurrency_key' || (to_jsonb(b) - 'id' - 'seq') "
+            f'FROM "{schema}".job_states AS s JOIN "{schema}".job_bodies AS b ON b.seq = s.seq '
+            "WHERE b.id LIKE %s ORDER BY 1",
             (prefix + "%",),
         ).fetchall()
         journal = conn.execute(
-            f"SELECT substr(job_id, 2), to_jsonb(e) - 'job_id' FROM \"{schema}\".journal AS e "
-            "WHERE job_id LIKE %s ORDER BY 1, e.n",
+            f"SELECT substr(b.id, 2), to_jsonb(e) - 'seq' FROM \"{schema}\".journal_entries AS e "
+            f'JOIN "{schema}".job_bodies AS b ON b.seq = e.seq WHERE b.id LIKE %s ORDER BY 1, e.n',
             (prefix + "%",),
         ).fetchall()
         locks = conn.execute(
-            f'SELECT key FROM "{schema}".concurrency_locks WHERE key = %s', (f"key-{prefix}",)
+            f'SELECT key FROM "{schema}".concurrency_holds WHERE key = %s', (f"key-{prefix}",)
         ).fetchall()
     return jobs, journal, locks
 

@@ -35,6 +35,7 @@ TYPES = {
     "token": "text", "expires": "timestamptz", "worker": "text", "kind": "text",
     "dedup_key": "text", "doc": "jsonb", "at": "timestamptz", "pa": "timestamptz", "start": "bigint",
     "window": "integer", "ids": "text[]", "toks": "text[]", "runs": "integer[]", "outs": "json",
+    "keys": "bigint[]",
 }  # fmt: skip
 
 
@@ -74,10 +75,11 @@ def _explain(
 
 
 def _scans_of_jobs(nodes: list[dict[str, Any]]) -> set[tuple[str, str | None]]:
+    """The scans of a job's two tables (its state and its body)."""
     return {
         (n["Node Type"], n.get("Index Name"))
         for n in nodes
-        if n.get("Relation Name") == "jobs" and n["Node Type"] != "ModifyTable"
+        if n.get("Relation Name") in ("job_states", "job_bodies") and n["Node Type"] != "ModifyTable"
     }
 
 
@@ -87,15 +89,21 @@ def loaded(pg_url: str, pg_schema: str) -> Iterator[tuple[psycopg.Connection[Any
     PostgresStorage(pg_url, pool_size=1).migrate()
     q = queries(parse(pg_url))
     with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
+        s = f'"{pg_schema}"'
         conn.execute(
-            f'INSERT INTO "{pg_schema}".jobs (id, kind, queue, priority, state, payload, carry, '
-            "dedup_key, run_at, finished_at) SELECT lpad(g::text, 26, '0'), 'k', 'default', 2, "
-            "CASE WHEN g %% 2 = 0 THEN 'pending' ELSE 'completed' END, '{}', '{}', "
+            f"INSERT INTO {s}.job_bodies (seq, id, payload) "
+            "SELECT g, lpad(g::text, 26, '0'), '{}' FROM generate_series(1, %s) AS g",
+            (2 * ROWS,),
+        )
+        conn.execute(
+            f"INSERT INTO {s}.job_states (seq, kind, queue, priority, state, carry, "
+            "dedup_key, run_at, finished_at) SELECT g, 'k', 'default', 2, "
+            "CASE WHEN g %% 2 = 0 THEN 'pending' ELSE 'completed' END, '{}', "
             "'key-' || g, now() - interval '1 minute', "
             "CASE WHEN g %% 2 = 0 THEN NULL ELSE now() END FROM generate_series(1, %s) AS g",
             (2 * ROWS,),
         )
-        conn.execute(f'ANALYZE "{pg_schema}".jobs')
+        conn.execute(f"ANALYZE {s}.job_states, {s}.job_bodies")
         yield conn, q
 
 
@@ -115,12 +123,13 @@ def test_claim_scans_the_ready_index(
 ) -> None:
     conn, q = loaded
     nodes = _explain(conn, q["claim"], _claim_params(), mode)
-    # The statement itself reads jobs only by primary key (the leasing update); the
-    # candidates come from claim_candidates, whose own scan of jobs_ready, planned
-    # with the same plan whatever the statistics, test_postgres_claim_plan reads.
-    assert _scans_of_jobs(nodes) == {("Index Scan", "jobs_pkey")}, _scans_of_jobs(nodes)
+    # The statement itself reads a job's tables only by primary key (the leasing update,
+    # the bodies of the leased); the candidates come from claim_scan, whose own scan of
+    # jobs_ready, planned the same whatever the statistics, test_postgres_claim_plan reads.
+    scans = _scans_of_jobs(nodes)
+    assert scans == {("Index Scan", "job_states_pkey"), ("Index Scan", "job_bodies_pkey")}, scans
     functions = {n.get("Function Name") for n in nodes if n["Node Type"] == "Function Scan"}
-    assert "claim_candidates" in functions, functions
+    assert "claim_scan" in functions, functions
 
 
 @pytest.mark.parametrize("mode", ["force_custom_plan", "force_generic_plan"])
@@ -130,7 +139,7 @@ def test_dedup_lookup_uses_the_dedup_index(
     conn, q = loaded
     params = {"kind": "k", "dedup_key": "key-1000", "window": 20}
     scans = _scans_of_jobs(_explain(conn, q["lock_candidate"], params, mode))
-    assert scans == {("Index Scan", "jobs_dedup")}, scans
+    assert scans == {("Index Scan", "jobs_dedup"), ("Index Scan", "job_bodies_pkey")}, scans
 
 
 def test_completion_is_driven_by_primary_key_under_a_generic_plan(
@@ -143,16 +152,17 @@ def test_completion_is_driven_by_primary_key_under_a_generic_plan(
     from venturi.storage import Resolution, RunResult
 
     results = [
-        RunResult(row[0], "t", Resolution.COMPLETED, JournalEntry(NOW, 1, JournalEvent.COMPLETED))
+        RunResult(row[0], "t", Resolution.COMPLETED, JournalEntry(NOW, 1, JournalEvent.COMPLETED),
+                  row_key=row[-1])
         for row in claimed
-    ]
+    ]  # fmt: skip
     params = finish_params(results, NOW)
     nodes = _explain(conn, q["end_runs"], params, "force_generic_plan")
     scans = _scans_of_jobs(nodes)
-    assert ("Index Scan", "jobs_pkey") in scans
+    assert ("Index Scan", "job_states_pkey") in scans
     assert not any(node == "Seq Scan" for node, _ in scans), scans
     update = next(
-        n for n in nodes if n["Node Type"] == "ModifyTable" and n.get("Relation Name") == "jobs"
+        n for n in nodes if n["Node Type"] == "ModifyTable" and n.get("Relation Name") == "job_states"
     )
     assert update["Plans"][0]["Node Type"] == "Nested Loop", update["Plans"][0]["Node Type"]
 
@@ -161,7 +171,7 @@ def test_completion_is_driven_by_primary_key_under_a_generic_plan(
 def test_plain_completions_are_found_by_primary_key(
     loaded: tuple[psycopg.Connection[Any], dict[str, str]], mode: str
 ) -> None:
-    """complete_runs reads its jobs through jobs_pkey, never by a scan of the table: the
+    """complete_runs reads its jobs through job_states_pkey, never by a scan of the table: the
     unnest's estimate of its rows once made the planner hash-join a sequential scan."""
     conn, q = loaded
     claimed = conn.execute(q["claim"], _claim_params(limit=1_000)).fetchall()
@@ -169,10 +179,11 @@ def test_plain_completions_are_found_by_primary_key(
     from venturi.storage import Resolution, RunResult
 
     results = [
-        RunResult(row[0], "t", Resolution.COMPLETED, JournalEntry(NOW, 1, JournalEvent.COMPLETED))
+        RunResult(row[0], "t", Resolution.COMPLETED, JournalEntry(NOW, 1, JournalEvent.COMPLETED),
+                  row_key=row[-1])
         for row in claimed
-    ]
+    ]  # fmt: skip
     params = plain_completion_params(results, NOW)
     assert params is not None
     scans = _scans_of_jobs(_explain(conn, q["complete_runs"], params, mode))
-    assert scans and all(index == "jobs_pkey" for _, index in scans), scans
+    assert scans and all(index == "job_states_pkey" for _, index in scans), scans

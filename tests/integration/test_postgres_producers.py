@@ -40,7 +40,8 @@ ROUNDS = 10
 def _pending(schema: str, kind: str, admin_url: str = ADMIN_URL) -> list[tuple[Any, ...]]:
     with psycopg.connect(admin_url) as conn:
         return conn.execute(
-            f"SELECT id, dedup_key FROM \"{schema}\".jobs WHERE kind = %s AND state = 'pending'",
+            f"SELECT id, dedup_key FROM \"{schema}\".job_states JOIN \"{schema}\".job_bodies USING (seq) "
+            "WHERE kind = %s AND state = 'pending'",
             (kind,),
         ).fetchall()
 

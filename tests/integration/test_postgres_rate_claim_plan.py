@@ -53,7 +53,13 @@ def _rate_plan(
     }  # fmt: skip
     with conn.transaction():
         explained = conn.execute(f"EXPLAIN (ANALYZE, BUFFERS) {statement}", params).fetchall()
-        rows = conn.execute(statement, params).fetchall()
+        found = conn.execute(statement, params).fetchall()
+        # Each candidate comes as its seq: named here by its id, as the tests expect them.
+        named = conn.execute(
+            f'SELECT seq, id FROM "{schema}".job_bodies WHERE seq = ANY(%s)', ([r[0] for r in found],)
+        ).fetchall()
+        ids: dict[object, object] = {seq: job_id for seq, job_id in named}
+        rows = [(ids[r[0]], *r[1:]) for r in found]
     conn.remove_notice_handler(keep)
     conn.execute("SET auto_explain.log_min_duration = -1")
     plan = "\n".join(str(line) for (line,) in explained)
@@ -81,7 +87,7 @@ def test_a_table_never_analyzed_is_scanned_in_claim_order(
 ) -> None:
     _fill(conn, schema, queue="default", rows=100_000, prefix="a")
     ((reltuples,),) = conn.execute(
-        "SELECT reltuples FROM pg_class WHERE oid = %s::regclass", (f'"{schema}".jobs',)
+        "SELECT reltuples FROM pg_class WHERE oid = %s::regclass", (f'"{schema}".job_states',)
     ).fetchall()
     assert reltuples == -1, "the table must never have been analyzed for this test to mean anything"
     plan, rows = _rate_plan(conn, schema, ["default"], keyed=keyed)
@@ -96,7 +102,7 @@ def test_an_analyzed_table_is_scanned_the_same_way(
     conn: psycopg.Connection[tuple[object, ...]], schema: str, keyed: bool
 ) -> None:
     _fill(conn, schema, queue="default", rows=30_000, prefix="a")
-    conn.execute(f'ANALYZE "{schema}".jobs')
+    conn.execute(f'ANALYZE "{schema}".job_states, "{schema}".job_bodies')
     plan, rows = _rate_plan(conn, schema, ["default"], keyed=keyed)
     _assert_ordered_scan(plan)
     assert len(rows) == 50
@@ -131,8 +137,8 @@ def test_a_keyed_limit_passes_over_a_key_without_a_free_slot(
 ) -> None:
     _fill(conn, schema, queue="default", rows=6, prefix="a")
     conn.execute(
-        f"""UPDATE "{schema}".jobs SET rate_key = CASE WHEN id <= 'a00000000000000000003'
-            THEN 'full' ELSE 'free' END"""
+        f"""UPDATE "{schema}".job_states AS s SET rate_key = CASE WHEN b.id <= 'a00000000000000000003'
+            THEN 'full' ELSE 'free' END FROM "{schema}".job_bodies AS b WHERE b.seq = s.seq"""
     )
     # Key "full": its cursor's slot was taken just now, within the period.
     conn.execute(f"""INSERT INTO "{schema}".rate_limits (limit_key, next_slot, max_runs, per_s)

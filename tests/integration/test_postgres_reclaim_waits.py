@@ -28,7 +28,7 @@ JOBS = 2_000
 
 def _heap_bytes(schema: str) -> int:
     with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
-        row = conn.execute(f"SELECT pg_relation_size('\"{schema}\".jobs')").fetchone()
+        row = conn.execute(f"SELECT pg_relation_size('\"{schema}\".job_states')").fetchone()
     assert row is not None
     return int(row[0])
 
@@ -40,12 +40,14 @@ def test_reclaim_waits_for_a_vacuum_in_progress_and_then_frees_the_pruned_rows(
     try:
         Queue(storage).enqueue_many(Noop(n=n) for n in range(JOBS))
         with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
-            conn.execute(f'DELETE FROM "{pg_schema}".jobs')  # what a prune leaves: dead rows
+            # What a prune leaves: dead rows.
+            conn.execute(f'DELETE FROM "{pg_schema}".job_states')
+            conn.execute(f'DELETE FROM "{pg_schema}".job_bodies')
         assert _heap_bytes(pg_schema) > 0
         holder = psycopg.connect(ADMIN_URL)
         try:
             # The lock a VACUUM holds while it works (what autovacuum would hold).
-            holder.execute(f'LOCK TABLE "{pg_schema}".jobs IN SHARE UPDATE EXCLUSIVE MODE')
+            holder.execute(f'LOCK TABLE "{pg_schema}".job_states IN SHARE UPDATE EXCLUSIVE MODE')
             returned: list[float] = []
             errors: list[BaseException] = []
 

@@ -25,6 +25,7 @@ from tests.integration.upgrade_fill import (
     PREVIOUS_RELEASE,
     build_previous_release,
     changed_rows,
+    drop_after,
     fill,
     take_digests,
 )
@@ -48,13 +49,38 @@ def test_every_row_survives_the_upgrade_unchanged(pg_schema: str) -> None:
     assert entries > JOBS  # the journal has rows of its own to check
     columns = take_digests(pg_schema)
     assert migrate(schema_url(pg_schema)) == _schema.latest_version() > PREVIOUS_RELEASE
-    assert changed_rows(pg_schema, columns) == {"jobs": 0, "journal": 0}
+    unchanged = {"jobs": 0, "journal": 0, "concurrency_locks": 0}
+    assert changed_rows(pg_schema, columns) == unchanged
     # The check sees a change when there is one: a control on one row of each table.
+    drop_after(pg_schema)
+    s = f'"{pg_schema}"'
     with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
-        conn.execute(f'DROP TABLE "{pg_schema}".after_jobs, "{pg_schema}".after_journal')
-        conn.execute(f"UPDATE \"{pg_schema}\".jobs SET carry = '{{}}' WHERE id = (SELECT min(id) FROM \"{pg_schema}\".jobs)")
-        conn.execute(f"DELETE FROM \"{pg_schema}\".journal WHERE n = 1 AND job_id = (SELECT min(job_id) FROM \"{pg_schema}\".journal)")
-    assert changed_rows(pg_schema, columns) == {"jobs": 1, "journal": 1}
+        conn.execute(f"UPDATE {s}.job_states SET carry = '{{}}' WHERE seq = 1")
+        conn.execute(f"UPDATE {s}.job_bodies SET payload = '{{}}' WHERE seq = 2")
+        conn.execute(f"DELETE FROM {s}.journal_entries WHERE (seq, n) = (SELECT min(seq), 1 FROM {s}.journal_entries)")
+        conn.execute(f"DELETE FROM {s}.concurrency_holds WHERE key = (SELECT min(key) FROM {s}.concurrency_holds)")
+    assert changed_rows(pg_schema, columns) == {"jobs": 2, "journal": 1, "concurrency_locks": 1}
+
+
+def test_jobs_are_numbered_in_the_order_of_their_ids_and_new_ones_after_them(pg_schema: str) -> None:
+    build_previous_release(pg_schema)
+    fill(pg_schema, 500)
+    url = schema_url(pg_schema)
+    migrate(url)
+    s = f'"{pg_schema}"'
+    with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
+        rows = conn.execute(f"SELECT seq, id FROM {s}.job_bodies ORDER BY seq").fetchall()
+    assert [seq for seq, _ in rows] == list(range(1, 501))
+    assert [job_id for _, job_id in rows] == sorted(job_id for _, job_id in rows)
+
+    async def enqueue() -> str:
+        async with AsyncQueue(AsyncPostgresStorage(url)) as queue:
+            return (await queue.enqueue(Plain(1))).job_id
+
+    job_id = asyncio.run(enqueue())
+    with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
+        found = conn.execute(f"SELECT seq FROM {s}.job_bodies WHERE id = %s", (job_id,)).fetchone()
+    assert found == (501,)
 
 
 def test_a_worker_that_does_not_migrate_refuses_an_older_schema(pg_schema: str) -> None:

@@ -81,7 +81,7 @@ def _runs(log: Path) -> dict[str, list[dict[str, Any]]]:
 def _states(schema: str, admin_url: str = ADMIN_URL) -> dict[str, int]:
     with psycopg.connect(admin_url) as conn:
         rows = conn.execute(
-            f'SELECT state, count(*) FROM "{schema}".jobs GROUP BY state'
+            f'SELECT state, count(*) FROM "{schema}".job_states GROUP BY state'
         ).fetchall()
     return dict(rows)
 

@@ -1,10 +1,12 @@
-"""A PostgreSQL schema as the previous release left it (version 7), filled with jobs in every state.
+"""A PostgreSQL schema as the previous release left it (version 13), filled with jobs in every state.
 
 The upgrade tests (tests/integration/test_postgres_upgrade.py, and the 1,000,000-job
 benchmark tests/benchmarks/test_migration_bench.py) build it from the migrations
-alone, fill it with SQL (the previous release's code is not at hand, its rows are:
-every column of the version-7 jobs and journal tables gets a value of each kind it
-can hold), take a digest of every row, upgrade, and compare row by row.
+alone, fill it with SQL (every column of the version-13 jobs and journal tables gets a
+value of each kind it can hold), take a digest of every row, upgrade, and compare row
+by row. Version 14 keeps a job in two tables (job_bodies, job_states) and its journal
+by the job's seq: after the upgrade the digests are taken over the same columns, read
+back through a join that names each as the previous release did.
 """
 
 from __future__ import annotations
@@ -16,15 +18,15 @@ from venturi.storage.postgres._run_steps import run_steps
 
 from tests.pg_fixtures import ADMIN_URL, schema_url
 
-PREVIOUS_RELEASE = 7
+PREVIOUS_RELEASE = 13
 
 FILL_JOBS = """
 INSERT INTO "{schema}".jobs (
     id, kind, queue, priority, state, payload, carry, dedup_key, concurrency_key, run_at,
     created_at, run_count, failure_count, journal_count, lease_token, lease_expires_at,
     worker_id, output, error_code, error_message, finished_at, purge_after, run_started,
-    payload_version, carry_version, headers)
-SELECT lpad(g::text, 26, '0'),
+    payload_version, carry_version, headers, tags, rate_key, refs)
+SELECT '01J' || lpad(g::text, 23, '0'),
        'kind_' || (g %% 7), 'queue_' || (g %% 3), (g %% 11) - 5,
        (ARRAY['pending', 'running', 'completed', 'dead', 'cancelled'])[1 + g %% 5],
        '{{"n": ' || g || ', "text": "caf\u00e9 ' || md5(g::text) || '"}}',
@@ -45,35 +47,58 @@ SELECT lpad(g::text, 26, '0'),
        CASE WHEN g %% 5 >= 2 THEN timestamptz '2026-11-22 00:00:00+00' + g * interval '1 ms' END,
        g %% 5 = 1 AND g %% 2 = 0,
        1 + g %% 3, 1 + g %% 2,
-       CASE WHEN g %% 8 = 0 THEN '{{"traceparent": "00-' || md5(g::text) || '"}}' END
+       CASE WHEN g %% 8 = 0 THEN '{{"traceparent": "00-' || md5(g::text) || '"}}' END,
+       CASE WHEN g %% 9 = 0 THEN ARRAY['tag-' || (g %% 4), 'all'] END,
+       CASE WHEN g %% 10 = 3 THEN 'account-' || (g %% 6) END,
+       CASE WHEN g %% 11 = 0 THEN ARRAY['user=' || (g %% 100), 'order=' || g] END
 FROM generate_series(1, %(jobs)s) AS g
 """
 
 FILL_JOURNAL = """
 INSERT INTO "{schema}".journal (job_id, n, at, run, event, note, attachment, error_code,
-                                error_message, decision)
+                                error_message, decision, traceback)
 SELECT j.id, e.n, j.created_at + e.n * interval '1 second', e.n,
        (ARRAY['merged', 'completed', 'failed', 'paused'])[1 + (e.n + j.run_count) % 4],
        CASE WHEN e.n % 2 = 0 THEN 'note ' || j.id END,
        CASE WHEN e.n % 3 = 0 THEN jsonb_build_object('n', e.n, 'id', j.id) END,
        CASE WHEN e.n % 4 = 1 THEN 'code' END,
        CASE WHEN e.n % 4 = 1 THEN 'message ' || e.n END,
-       CASE WHEN e.n % 5 = 0 THEN 'replace' END
+       CASE WHEN e.n % 5 = 0 THEN 'replace' END,
+       CASE WHEN e.n % 4 = 1 THEN 'Traceback (most recent call last): ' || j.id END
 FROM "{schema}".jobs AS j CROSS JOIN LATERAL generate_series(1, j.journal_count) AS e(n)
 """
 
+#: The concurrency keys the previous release's running jobs held.
+FILL_LOCKS = """
+INSERT INTO "{schema}".concurrency_locks (key, job_id)
+SELECT concurrency_key, id FROM "{schema}".jobs
+WHERE state = 'running' AND concurrency_key IS NOT NULL
+"""
+
 #: How a row of each table is named in the digests.
-KEYS = {"jobs": "id", "journal": "job_id || '/' || n"}
+KEYS = {"jobs": "id", "journal": "job_id || '/' || n", "concurrency_locks": "key"}
+
+#: Each table of the previous release as the latest schema holds it, under the old
+#: table's name and with the old columns' names.
+AFTER = {
+    "jobs": """(SELECT b.id, b.payload, b.payload_version, b.headers, b.tags, b.refs, s.*
+                FROM "{schema}".job_states AS s JOIN "{schema}".job_bodies AS b
+                ON b.seq = s.seq) AS jobs""",
+    "journal": """(SELECT b.id AS job_id, e.* FROM "{schema}".journal_entries AS e
+                   JOIN "{schema}".job_bodies AS b ON b.seq = e.seq) AS journal""",
+    "concurrency_locks": """(SELECT l.key, b.id AS job_id FROM "{schema}".concurrency_holds AS l
+                             JOIN "{schema}".job_bodies AS b ON b.seq = l.seq) AS concurrency_locks""",
+}
 
 #: A digest of each row over the previous release's columns, kept in a table of its own.
 DIGEST = """
 CREATE TABLE "{schema}".{table} AS
-SELECT {key} AS key, md5(ROW({columns})::text) AS digest FROM "{schema}".{source}
+SELECT {key} AS key, md5(ROW({columns})::text) AS digest FROM {source}
 """
 
 
 def build_previous_release(schema: str) -> None:
-    """``schema`` at version 7, from the migrations alone."""
+    """``schema`` at version 13, from the migrations alone."""
     settings = parse(schema_url(schema))
     with psycopg.connect(ADMIN_URL, autocommit=True) as conn, conn.transaction():
         version = run_steps(
@@ -88,6 +113,7 @@ def fill(schema: str, jobs: int) -> int:
     with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
         conn.execute(FILL_JOBS.format(schema=schema), {"jobs": jobs})
         conn.execute(FILL_JOURNAL.format(schema=schema))
+        conn.execute(FILL_LOCKS.format(schema=schema))
         ((entries,),) = conn.execute(f'SELECT count(*) FROM "{schema}".journal').fetchall()
     assert isinstance(entries, int)
     return entries
@@ -103,37 +129,31 @@ def _columns(conn: psycopg.Connection[tuple[object, ...]], schema: str, table: s
 
 
 def take_digests(schema: str) -> dict[str, list[str]]:
-    """Digest every jobs and journal row over the columns they have now; returns those columns."""
+    """Digest every row of the previous release's tables over its columns; returns those
+    columns."""
     columns: dict[str, list[str]] = {}
     with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
         for table, key in KEYS.items():
             columns[table] = _columns(conn, schema, table)
-            conn.execute(
-                DIGEST.format(
-                    schema=schema,
-                    table=f"before_{table}",
-                    key=key,
-                    source=table,
-                    columns=", ".join(columns[table]),
-                )
-            )
+            before = DIGEST.format(
+                schema=schema, table=f"before_{table}", key=key,
+                source=f'"{schema}".{table}', columns=", ".join(columns[table]),
+            )  # fmt: skip
+            conn.execute(before)
     return columns
 
 
 def changed_rows(schema: str, columns: dict[str, list[str]]) -> dict[str, int]:
-    """Rows, per table, whose digest over the previous columns differs, is missing or is new."""
+    """Rows, per table, whose digest over the previous columns, read from the latest
+    schema, differs, is missing or is new."""
     changed: dict[str, int] = {}
     with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
         for table, key in KEYS.items():
-            conn.execute(
-                DIGEST.format(
-                    schema=schema,
-                    table=f"after_{table}",
-                    key=key,
-                    source=table,
-                    columns=", ".join(columns[table]),
-                )
-            )
+            after = DIGEST.format(
+                schema=schema, table=f"after_{table}", key=key,
+                source=AFTER[table].format(schema=schema), columns=", ".join(columns[table]),
+            )  # fmt: skip
+            conn.execute(after)
             ((count,),) = conn.execute(
                 f"""SELECT count(*) FROM "{schema}".before_{table} AS b
                     FULL JOIN "{schema}".after_{table} AS a ON a.key = b.key
@@ -142,3 +162,10 @@ def changed_rows(schema: str, columns: dict[str, list[str]]) -> dict[str, int]:
             assert isinstance(count, int)
             changed[table] = count
     return changed
+
+
+def drop_after(schema: str) -> None:
+    """Forget the digests taken after the upgrade (to take them again)."""
+    with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
+        tables = ", ".join(f'"{schema}".after_{table}' for table in KEYS)
+        conn.execute(f"DROP TABLE {tables}")

@@ -45,7 +45,7 @@ def _stored_text(database: str) -> Iterator[str]:
     parts = urlsplit(database)
     schema = parse_qs(parts.query)["venturi_schema"][0]
     with psycopg.connect(parts._replace(query="").geturl()) as conn:
-        for table in ("jobs", "journal"):
+        for table in ("job_states", "job_bodies", "journal_entries"):
             for row in conn.execute(f'SELECT * FROM "{schema}".{table}'):
                 yield from (str(v) for v in row if v is not None)
 

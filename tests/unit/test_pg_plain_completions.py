@@ -27,11 +27,12 @@ def done(job_id: str = "01J0000000000000000000000A", **fields: Any) -> RunResult
 
 def test_a_batch_of_plain_completions_goes_as_arrays() -> None:
     batch = [
-        done("01J0000000000000000000000A"),
-        done("01J0000000000000000000000B", output='{"n":2}'),
+        done("01J0000000000000000000000A", row_key=7),
+        done("01J0000000000000000000000B", output='{"n":2}', row_key=12),
     ]
     params = plain_completion_params(batch, NOW)
     assert params == {
+        "keys": "{7,12}",
         "ids": "{01J0000000000000000000000A,01J0000000000000000000000B}",
         "toks": "{" + ",".join(["ab12" * 8] * 2) + "}",
         "runs": "{1,1}",

@@ -50,6 +50,7 @@ def expired_lease_result(
     max_failures: int | None,
     purge_after: datetime,
     started: bool = True,
+    row_key: int = 0,
 ) -> RunResult:
     """End an expired run: a retry in the job's own place, or dead at ``max_failures``.
 
@@ -60,6 +61,7 @@ def expired_lease_result(
         return returned_result(
             job_id, lease_token, run_count, now=now,
             note="the lease expired before the run started (its worker vanished)",
+            row_key=row_key,
         )  # fmt: skip
     failures = failure_count + 1
     if max_failures is not None and failures >= max_failures:
@@ -71,6 +73,7 @@ def expired_lease_result(
         return RunResult(
             job_id, lease_token, Resolution.DEAD, entry,
             error_code=BACKSTOP_REACHED, error_message=message, purge_after=purge_after,
+            row_key=row_key,
         )  # fmt: skip
     message = "the lease expired before the worker reported the run's end"
     entry = JournalEntry(
@@ -79,7 +82,7 @@ def expired_lease_result(
     )  # fmt: skip
     return RunResult(
         job_id, lease_token, Resolution.RETRY, entry,
-        error_code=LEASE_EXPIRED, error_message=message,
+        error_code=LEASE_EXPIRED, error_message=message, row_key=row_key,
     )  # fmt: skip
 
 
@@ -91,9 +94,10 @@ def returned_result(
     now: datetime,
     note: str,
     run_at: datetime | None = None,
+    row_key: int = 0,
 ) -> RunResult:
     """A claimed job that never started goes back to pending as it was: the claim's run is
     given back (the journal entry records the run count without it), its run time kept
     unless ``run_at`` is given (a job left for a newer worker waits a while)."""
     entry = JournalEntry(at=now, run=run_count - 1, event=JournalEvent.RETURNED, note=note)
-    return RunResult(job_id, lease_token, Resolution.RETURNED, entry, run_at=run_at)
+    return RunResult(job_id, lease_token, Resolution.RETURNED, entry, run_at=run_at, row_key=row_key)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from functools import partial
+from itertools import repeat
 from typing import Any, Generic, NamedTuple, TypeVar, cast
 
 from venturi._journal import JournalEntry
@@ -109,9 +110,12 @@ def claimed_jobs(
     journals: Mapping[str, Sequence[JournalEntry]],
     token: str,
     expires: datetime,
+    row_keys: Sequence[int] | None = None,
 ) -> list[ClaimedJob]:
-    """``ClaimedJob``s of ``claim_rows``, each with its journal when it has one."""
+    """``ClaimedJob``s of ``claim_rows``, each with its journal when it has one, and its
+    ``row_key`` from ``row_keys`` (in the same order) when the backend keeps one."""
     no_journal: tuple[JournalEntry, ...] = ()
+    keys: Iterable[int] = repeat(0) if row_keys is None else row_keys
     # Built as the tuples they are (venturi._tuples): about 0.25 µs less per job.
     return [
         NEW_CLAIMED_JOB(
@@ -120,8 +124,8 @@ def claimed_jobs(
                 r.id, r.kind, r.queue, r.priority, r.payload, r.carry, r.run_count,
                 r.failure_count, token, expires, r.concurrency_key,
                 tuple(journals.get(r.id, no_journal)) if r.journal_count else no_journal,
-                r.payload_version, r.carry_version, r.headers, r.journal_count,
+                r.payload_version, r.carry_version, r.headers, r.journal_count, key,
             ),
         )
-        for r in rows
+        for r, key in zip(rows, keys, strict=row_keys is not None)
     ]  # fmt: skip

@@ -79,6 +79,10 @@ class ClaimedJob(NamedTuple):
     carry_version: int = 1  # were written with (the worker upgrades older ones)
     headers: str | None = None  # what the enqueue's hooks stored with the job (JSON), if any
     journal_count: int = 0  # entries in the job's whole journal (``journal`` is the window)
+    #: The backend's own key of the job's row (PostgreSQL: its ``seq``), handed back in the
+    #: run's ``RunResult`` so that ending the run finds the row without a lookup by id;
+    #: 0 where the backend keeps none (SQLite).
+    row_key: int = 0
 
 
 class Resolution(enum.StrEnum):
@@ -114,6 +118,8 @@ class RunResult(NamedTuple):
     #: COMPLETED of a task with a unique period: its dedup key stays taken until then
     #: (``unique_keys``), written in the completion's transaction.
     unique_until: datetime | None = None
+    #: The claimed job's ``row_key``; 0 when unknown (the backend then finds the row by id).
+    row_key: int = 0
 
 
 #: A ``ClaimedJob``'s and a ``RunResult``'s fields in their order, as plain tuples, and
@@ -121,11 +127,11 @@ class RunResult(NamedTuple):
 #: batch of results one ``RunResult``.
 ClaimedJobFields = tuple[
     str, str, str, int, str, str, int, int, str, datetime, str | None,
-    tuple[JournalEntry, ...], int, int, str | None, int,
+    tuple[JournalEntry, ...], int, int, str | None, int, int,
 ]  # fmt: skip
 RunResultFields = tuple[
     str, str, Resolution, JournalEntry, str | None, datetime | None, str | None, str | None,
-    str | None, datetime | None, int, datetime | None,
+    str | None, datetime | None, int, datetime | None, int,
 ]  # fmt: skip
 NEW_CLAIMED_JOB = cast(
     "Callable[[type[ClaimedJob], ClaimedJobFields], ClaimedJob]",

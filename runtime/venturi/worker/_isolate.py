@@ -46,6 +46,7 @@ def unstorable_result(result: RunResult, error: BaseException, now: datetime) ->
     return RunResult(
         result.job_id, result.lease_token, Resolution.DEAD, entry,
         error_code=code, error_message=message, purge_after=result.purge_after or now,
+        row_key=result.row_key,
     )  # fmt: skip
 
 

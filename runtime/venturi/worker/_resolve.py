@@ -192,12 +192,13 @@ def _resolve(end: RunEnd, *, now: datetime, policy: Policy) -> RunResult:
         return returned_result(
             job.id, job.lease_token, job.run_count, now=now,
             note="claimed ahead, handed back at worker shutdown before it started",
+            row_key=job.row_key,
         )  # fmt: skip
     if end.newer is not None:  # not a run either: it waits for a worker that can read it
         job = end.job
         return returned_result(
             job.id, job.lease_token, job.run_count, now=now, note=bounded(end.newer),
-            run_at=later(now, NEWER_VERSION_WAIT),
+            run_at=later(now, NEWER_VERSION_WAIT), row_key=job.row_key,
         )  # fmt: skip
     attachment = storable_attachment(end.attachment)
     if end.released:
@@ -257,7 +258,7 @@ def resolve_batch(ends: list[RunEnd], *, now: datetime, policy: Policy) -> list[
                     RunResult,
                     (
                         job.id, job.lease_token, Resolution.COMPLETED, entry, None, None, None,
-                        None, None, purge, 1, None,
+                        None, None, purge, 1, None, job.row_key,
                     ),
                 )
             )  # fmt: skip
@@ -296,6 +297,8 @@ def _result(
         message,
         purge_after,
         end.reg.version,  # what a carry is written in
+        None,
+        job.row_key,
     )
 
 

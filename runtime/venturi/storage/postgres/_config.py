@@ -43,7 +43,21 @@ CAPABILITIES = Capabilities(
 
 #: Matched with ``fullmatch``: ``$`` would also accept a trailing newline.
 _IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,57}")
-_RAW_QUERIES = load_queries(PACKAGE, layouts=LAYOUTS)
+
+#: The columns of a job that its body holds (``job_bodies``, alias ``b`` in every query);
+#: the others are its state's (``job_states``, alias ``s``). See migrations/0014.
+BODY_COLUMNS = frozenset({"id", "payload", "payload_version", "headers", "tags", "refs"})
+
+
+def _qualified(fields: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(f"b.{field}" if field in BODY_COLUMNS else f"s.{field}" for field in fields)
+
+
+#: The row layouts as this backend's queries write them: each column qualified by the
+#: table that holds it, so ``{JobRow}`` reads a job from ``job_states AS s`` joined with
+#: ``job_bodies AS b``.
+PG_LAYOUTS = {name: _qualified(fields) for name, fields in LAYOUTS.items()}
+_RAW_QUERIES = load_queries(PACKAGE, layouts=PG_LAYOUTS)
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,8 +33,9 @@ def reclaim_expired(
         expired_lease_result(
             job_id, token, run_count, failures,
             now=now, max_failures=max_failures, purge_after=purge_after, started=started,
+            row_key=seq,
         )
-        for job_id, token, run_count, failures, started in rows
+        for job_id, token, run_count, failures, started, seq in rows
     ]  # fmt: skip
     ended = yield Stmt(queries["end_runs"], finish_params(expired, aware(now)))
     return sum(1 for (job_id,) in ended if job_id is not None)

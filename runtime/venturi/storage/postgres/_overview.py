@@ -48,12 +48,15 @@ def overview(queries: dict[str, str], now: datetime, exact_up_to: int) -> Steps[
 def dead_groups(queries: dict[str, str], exact_up_to: int, limit: int) -> Steps[DeadGroups]:
     how = yield from _basis(queries, exact_up_to)
     params = {"percent": how.sample_percent, "limit": limit}
+    groups = yield Stmt(queries["dead_groups"], params)
+    # Each group's newest job by seq, named by its id, with its message.
+    newest = yield Stmt(queries["error_messages"], {"seqs": [seq for *_rest, seq in groups]})
+    ids = {seq: job_id for seq, job_id, _message in newest}
+    messages = {job_id: message for _seq, job_id, message in newest}
     rows = [
-        (code, n, _maybe_utc(first), _maybe_utc(last), sample)
-        for code, n, first, last, sample in (yield Stmt(queries["dead_groups"], params))
+        (code, n, _maybe_utc(first), _maybe_utc(last), ids.get(seq, ""))
+        for code, n, first, last, seq in groups
     ]
-    ids = [sample for *_rest, sample in rows]
-    messages = {job_id: message for job_id, message in (yield Stmt(queries["error_messages"], {"ids": ids}))}
     return DeadGroups(_overview.dead_groups(rows, messages, how), how)
 
 

@@ -21,30 +21,30 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from venturi.storage._layouts import ClaimRow, claim_rows
 from venturi.storage._run_types import ClaimLimit, ClaimRequest
+from venturi.storage.postgres._claimed import Leased, in_claim_order
 from venturi.storage.postgres._rows import aware, dumps, utc
 from venturi.storage.postgres._steps import Steps, Stmt
 
 
 def claim(
     queries: dict[str, str], request: ClaimRequest, now: datetime, expires: datetime
-) -> Steps[list[ClaimRow[Any]]]:
+) -> Steps[list[Leased]]:
     """The leased rows: the limited jobs first (in claim order), then the others."""
     limited = request.limited()
     budget = min(request.limit, request.start)
     yield Stmt(queries["begin"], wait=False)
     yield Stmt(queries["rate_claim_settings"], wait=False)
-    chosen: list[str] = []
+    chosen: list[int] = []
     for limit in limited:
         if budget - len(chosen) <= 0:
             break
         chosen.extend((yield from _limited(queries, request, limit, now, budget - len(chosen))))
-    first: list[ClaimRow[Any]] = []
+    first: list[Leased] = []
     if chosen:
-        params = {"ids": chosen, "token": request.lease_token, "expires": expires,
+        params = {"seqs": chosen, "token": request.lease_token, "expires": expires,
                   "worker": request.worker_id}  # fmt: skip
-        first = claim_rows((yield Stmt(queries["rate_lease"], params, piped=True)))
+        first = in_claim_order((yield Stmt(queries["rate_lease"], params, piped=True)))
     limited_kinds = {kind for limit in limited for kind in limit.kinds}
     rest_kinds = [kind for kind in request.kinds if kind not in limited_kinds]
     room = request.limit - len(chosen)
@@ -56,15 +56,15 @@ def claim(
         "token": request.lease_token, "expires": expires, "worker": request.worker_id,
         "start": max(0, request.start - len(chosen)),
     }  # fmt: skip
-    rest = claim_rows((yield Stmt(queries["claim"], params, piped=True)))
+    rest = in_claim_order((yield Stmt(queries["claim"], params, piped=True)))
     yield Stmt(queries["commit"], wait=False)
     return first + rest
 
 
 def _limited(
     queries: dict[str, str], request: ClaimRequest, limit: ClaimLimit, now: datetime, budget: int
-) -> Steps[list[str]]:
-    """The ids of ``limit``'s jobs to lease, at most ``budget``, each with a slot taken."""
+) -> Steps[list[int]]:
+    """The seqs of ``limit``'s jobs to lease, at most ``budget``, each with a slot taken."""
     since = now - timedelta(seconds=limit.per_s)
     rows = yield Stmt(queries["rate_candidates"], {
         "now": aware(now), "queues": list(request.queues),
@@ -72,23 +72,23 @@ def _limited(
         "name": limit.name, "keyed": limit.keyed, "max": limit.max, "since": since,
     }, piped=True)  # fmt: skip
     keys_seen: set[str] = set()
-    candidates: list[tuple[str, str | None, str]] = []
-    for job_id, concurrency_key, key in rows:
+    candidates: list[tuple[int, str | None, str]] = []
+    for seq, concurrency_key, key in rows:
         if concurrency_key is not None:
             if concurrency_key in keys_seen:
                 continue
             keys_seen.add(concurrency_key)
-        candidates.append((job_id, concurrency_key, key))
+        candidates.append((int(seq), concurrency_key, key))
     if not candidates:
         return []
-    locked = [(ck, job_id) for job_id, ck, _ in candidates if ck is not None]
+    locked = [(ck, seq) for seq, ck, _ in candidates if ck is not None]
     if locked:
-        doc = dumps([{"k": ck, "i": job_id} for ck, job_id in locked])
-        held = {job_id for (job_id,) in (yield Stmt(queries["rate_lock_concurrency"], {"doc": doc}))}
+        doc = dumps([{"k": ck, "i": seq} for ck, seq in locked])
+        held = {int(seq) for (seq,) in (yield Stmt(queries["rate_lock_concurrency"], {"doc": doc}))}
         candidates = [c for c in candidates if c[1] is None or c[0] in held]
-    wanted: dict[str, list[str]] = {}
-    for job_id, _, key in candidates:
-        wanted.setdefault(key, []).append(job_id)
+    wanted: dict[str, list[int]] = {}
+    for seq, _, key in candidates:
+        wanted.setdefault(key, []).append(seq)
     # The cursors' locks, then (in the same round trip) the slots from each cursor on.
     yield Stmt(queries["rate_cursors"], {
         "keys": sorted(wanted), "max": limit.max, "per": limit.per_s,
@@ -104,7 +104,7 @@ def _limited(
         positions[key].append(slot)
         if taken_at is not None:
             times[(key, slot)] = utc(taken_at)
-    chosen: list[str] = []
+    chosen: list[int] = []
     slots: list[dict[str, Any]] = []
     moved: list[dict[str, Any]] = []
     for key, ids in wanted.items():  # in claim order of each key's first job
@@ -118,9 +118,9 @@ def _limited(
             "now": aware(now), "slots": dumps(slots), "cursors": dumps(moved),
         }, wait=False)  # fmt: skip
     taken = set(chosen)
-    left = [job_id for job_id, ck, _ in candidates if ck is not None and job_id not in taken]
+    left = [seq for seq, ck, _ in candidates if ck is not None and seq not in taken]
     if left:
-        yield Stmt(queries["rate_unlock_concurrency"], {"ids": left})
+        yield Stmt(queries["rate_unlock_concurrency"], {"seqs": left})
     return chosen
 
 

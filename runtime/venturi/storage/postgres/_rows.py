@@ -277,6 +277,7 @@ def _end_run_row(
     state = _STATE[resolution]
     row: dict[str, Any] = {
         "id": result.job_id,
+        "k": result.row_key,  # every key is known here (the caller looked up the missing ones)
         "tok": result.lease_token,
         "st": state,
         "run": entry.run,

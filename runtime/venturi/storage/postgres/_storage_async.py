@@ -31,7 +31,6 @@ import psycopg
 from psycopg import pq
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from venturi._journal import HISTORY_WINDOW
 from venturi.errors import BackendUnavailable, ConfigurationError
 from venturi.storage._admin_types import (
     BacklogRewrite,
@@ -50,7 +49,6 @@ from venturi.storage._admin_types import (
 )
 from venturi.storage._app_connection import application_connection
 from venturi.storage._erasure_types import Erasure, ForgetBatch
-from venturi.storage._layouts import claim_rows, claimed_jobs
 from venturi.storage._overview import EXACT_UP_TO
 from venturi.storage._overview_types import DeadGroups, JobLease, LeaseHolder, Overview
 from venturi.storage._run_types import ClaimedJob, ClaimLimit, ClaimRequest, Resolution, RunResult
@@ -73,6 +71,13 @@ from venturi.storage.postgres import (
     _rate_claim,
     _schedules,
     _schema,
+)
+from venturi.storage.postgres._claimed import (
+    claimed,
+    in_claim_order,
+    journal_request,
+    missing_row_keys,
+    with_row_keys,
 )
 from venturi.storage.postgres._completions import CompletionListener, wait_listening
 from venturi.storage.postgres._config import (
@@ -643,17 +648,12 @@ class AsyncPostgresStorage:
         async def op(conn: psycopg.AsyncConnection[Any]) -> list[ClaimedJob]:
             cur = conn.cursor()
             await cur.execute(trusted(claim_sql), params)
-            rows = claim_rows(await cur.fetchall())
+            leased = in_claim_order(await cur.fetchall())
             journals = {}
-            with_journal = [r for r in rows if r.journal_count]
-            if with_journal:
-                ids = [r.id for r in with_journal]
-                after = [r.journal_count - HISTORY_WINDOW for r in with_journal]
-                await cur.execute(trusted(journal_sql), {"ids": ids, "after": after})
-                journals = {
-                    job_id: journal_from_json(items) for job_id, items in await cur.fetchall()
-                }
-            return claimed_jobs(rows, journals, request.lease_token, expires)
+            if (wanted := journal_request(leased)) is not None:
+                await cur.execute(trusted(journal_sql), wanted)
+                journals = {seq: journal_from_json(items) for seq, items in await cur.fetchall()}
+            return claimed(leased, journals, request.lease_token, expires)
 
         # A claim lost with its connection is simply made again; the lost
         # batch's leases expire and reclaim_expired hands those jobs back.
@@ -667,22 +667,19 @@ class AsyncPostgresStorage:
 
         async def op(conn: psycopg.AsyncConnection[Any]) -> list[ClaimedJob]:
             try:
-                rows = await run_steps(conn, _rate_claim.claim(self._queries, request, now, expires))
+                leased = await run_steps(
+                    conn, _rate_claim.claim(self._queries, request, now, expires)
+                )
             except BaseException:
                 if not conn.closed:
                     await conn.rollback()  # the steps' own BEGIN, without its COMMIT
                 raise
             journals = {}
-            with_journal = [r for r in rows if r.journal_count]
-            if with_journal:
-                ids = [r.id for r in with_journal]
-                after = [r.journal_count - HISTORY_WINDOW for r in with_journal]
+            if (wanted := journal_request(leased)) is not None:
                 cur = conn.cursor()
-                await cur.execute(trusted(journal_sql), {"ids": ids, "after": after})
-                journals = {
-                    job_id: journal_from_json(items) for job_id, items in await cur.fetchall()
-                }
-            return claimed_jobs(rows, journals, request.lease_token, expires)
+                await cur.execute(trusted(journal_sql), wanted)
+                journals = {seq: journal_from_json(items) for seq, items in await cur.fetchall()}
+            return claimed(leased, journals, request.lease_token, expires)
 
         return await self.claims.run(op, what="claim rate-limited jobs")
 
@@ -721,28 +718,34 @@ class AsyncPostgresStorage:
                     seen.add(result.job_id)
                     kept.append(result)
             unique = kept
-        # A batch of plain completions, most flushes, goes without a document.
-        params = plain_completion_params(unique, aware(now))
-        if params is None:
-            params = finish_params(unique, aware(now))
-            sql = self._queries["end_runs"]
-        else:
-            sql = self._queries["complete_runs"]
         held_keys = [
             {"i": r.job_id, "u": aware(r.unique_until).isoformat()}
             for r in unique
             if r.unique_until is not None and r.resolution is Resolution.COMPLETED
         ]
+        statements = self._queries
+        missing = missing_row_keys(unique)
 
         async def op(conn: psycopg.AsyncConnection[Any]) -> set[str]:
             cur = conn.cursor()
+            keyed = unique
+            if missing:  # results built without a claimed job: their rows found by id
+                await cur.execute(trusted(statements["row_keys"]), {"ids": missing})
+                keyed = with_row_keys(unique, dict(await cur.fetchall()))
+            # A batch of plain completions, most flushes, goes without a document.
+            params = plain_completion_params(keyed, aware(now))
+            if params is None:
+                params = finish_params(keyed, aware(now))
+                sql = statements["end_runs"]
+            else:
+                sql = statements["complete_runs"]
             if held_keys:
                 # Completions of tasks with a unique period hold their keys (unique_keys)
                 # in the same transaction; every other batch stays one statement.
                 async with conn.transaction():
                     await cur.execute(trusted(sql), params)
                     ended = {job_id for (job_id,) in await cur.fetchall() if job_id is not None}
-                    record = self._queries["record_unique"]
+                    record = statements["record_unique"]
                     await cur.execute(trusted(record), {"doc": dumps(held_keys)})
                 return ended
             await cur.execute(trusted(sql), params)
