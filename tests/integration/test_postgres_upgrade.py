@@ -18,6 +18,7 @@ import pytest
 from venturi import AsyncQueue
 from venturi.errors import SchemaOutOfDate
 from venturi.storage.postgres import AsyncPostgresStorage, _schema, migrate
+from venturi.storage.postgres._config import parse, render
 from venturi.worker import Context, Handler, Outcome, Worker, WorkerConfig
 
 from tests.conformance.tasks import Plain
@@ -122,3 +123,25 @@ async def _run_then_close(worker: Worker[None], storage: AsyncPostgresStorage) -
         await worker.run_until_idle()
     finally:
         await storage.close()
+
+
+def test_a_write_of_the_previous_release_waits_while_the_migration_copies(pg_schema: str) -> None:
+    """Once migration 14 has read the old tables, a write of the previous release into
+    them cannot land (it would be dropped with them): it waits for the migration's lock.
+    Here the migration is held open just after its copy, and the write gives up waiting."""
+    build_previous_release(pg_schema)
+    fill(pg_schema, 100)
+    settings = parse(schema_url(pg_schema))
+    [split] = [m for m in _schema.migrations() if m.version == PREVIOUS_RELEASE + 1]
+    sql = render(split.sql, settings)
+    copied = sql[: sql.index("DROP FUNCTION")]  # the new tables made and filled
+    with psycopg.connect(ADMIN_URL) as migration, psycopg.connect(ADMIN_URL) as producer:
+        migration.execute(copied.encode())
+        producer.execute("SET lock_timeout = '300ms'")
+        with pytest.raises(psycopg.errors.LockNotAvailable):
+            producer.execute(
+                f"""INSERT INTO "{pg_schema}".jobs (id, kind, queue, priority, state, payload,
+                    carry, run_at) VALUES ('zz-late', 'k', 'q', 0, 'pending', '{{}}', 'null', now())"""
+            )
+        producer.rollback()
+        migration.rollback()
