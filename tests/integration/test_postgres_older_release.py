@@ -106,15 +106,15 @@ def test_what_an_older_process_sends_is_refused_with_one_clear_error(
         # A worker: its claim, and the ends and heartbeats of runs it had in flight.
         "claim": {"queues": ["queue_1"], "kinds": ["kind_1"], "now": now, "limit": 10,
                   "token": "t", "expires": now + timedelta(minutes=1), "worker": "w",
-                  "start": 10},  # fmt: skip
+                  "start": 10},
         "complete_runs": {"ids": ids, "toks": ["t"] * len(ids), "runs": [1] * len(ids),
-                          "outs": None, "now": now, "at": now, "pa": now},  # fmt: skip
+                          "outs": None, "now": now, "at": now, "pa": now},
         "extend_leases": {"doc": json.dumps([{"id": i, "tok": "t"} for i in ids]),
-                          "expires": now},  # fmt: skip
+                          "expires": now},
         # An operator.
         "get_job": {"id": ids[0]},
         "prune": {"now": now, "limit": 10},
-    }
+    }  # fmt: skip
     for name, params in sent.items():
         error = _refused(old[name], params)
         assert isinstance(error, psycopg.errors.ObjectNotInPrerequisiteState), (name, error)
