@@ -7,7 +7,8 @@ rendered from queries.sql, each job checked completed once and journaled once) o
 of the schema and statements, one after another and repeated, so that what each lever
 would give is a ratio taken in one sitting, not a guess:
 
-- ``current``: the schema and statements as they are;
+- ``current``: the schema and statements as they are (since version 14, the job row in
+  two: ``job_states``, which runs update, and ``job_bodies``, keyed by a bigint seq);
 - ``no-lease-index``, ``no-purge-index``, ``no-journal-key``, ``no-three``: without the
   index the claim adds to (``jobs_leases``), the one the completion adds to
   (``jobs_purge``), the journal's primary key, or all three: what each index costs;
@@ -16,19 +17,18 @@ would give is a ratio taken in one sitting, not a guess:
   ``state`` or the lease columns: ``jobs_ready`` and ``jobs_dedup`` cover the unfinished
   jobs (``finished_at IS NULL``, running ones included, which the scan passes over), the
   lease index is gone and each claim writes one row of its own (token, expiry, the job
-  ids) for reclaiming. A page must hold both versions of each row a claim updates, so
+  seqs) for reclaiming. A page must hold both versions of each row a claim updates, so
   only a low fillfactor (40 or 60) lets the claim stay on the page;
-- ``split-row``: the job row split in two (``bench/_split_schema.py``): what the claim
-  and the completion change in a narrow row with a bigint key, what never changes after
-  the enqueue in a table the claim reads and nothing writes; the same candidate scan,
-  lease, fence, lease and purge indexes and journal row;
 - ``no-commit-wait``: the current loop with ``synchronous_commit`` off, no commit waiting
   for its WAL to reach the disk: not a lever venturi may pull (a completion must be
   durable when the worker is told so), but what the wait for the WAL's flush costs;
-- ``split-row-text``: the same split with the ULID kept as the key of both tables and
-  the journal: what the narrow row gives without the bigint key;
-- ``split-row-uuid``: the same split keyed by the ULID's 128 bits stored as a ``uuid``
-  (fixed width, compared bytewise): the job's own identity, without a second key.
+- ``split-row``: the prototype the split was built from (``bench/_split_schema.py``): a
+  narrow row with what the claim and the completion change and little else (no kind,
+  carry, worker or concurrency key), the lease and purge indexes and the journal row,
+  a claim without concurrency keys or pauses and a completion without notifications:
+  how far the real statements are from the least a split row can do;
+- ``split-row-text``, ``split-row-uuid``: that prototype keyed by the ULID as text, or by
+  its 128 bits as a ``uuid``, instead of a bigint: what the key's type gives.
 
 Each variant's rate, WAL and the server's CPU per job are printed (the CPU of the
 server's processes, exited ones included: steadier than the rate on a noisy machine).

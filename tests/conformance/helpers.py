@@ -70,6 +70,7 @@ def result(
         error_code=fields.get("error_code"),
         error_message=fields.get("error_message"),
     )
+    fields.setdefault("row_key", job.row_key)  # as the worker's results carry it
     return RunResult(
         job_id=job.id,
         lease_token=job.lease_token if token is None else token,

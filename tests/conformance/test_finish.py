@@ -41,6 +41,27 @@ async def test_completed(backend: Backend) -> None:
     assert held == set()
 
 
+async def test_results_without_their_row_key_end_their_runs_alike(backend: Backend) -> None:
+    """A result built by hand, without the claimed job's row key, finds its job by id:
+    the plain batch, the general one, and a fenced result among them."""
+    await backend.storage.enqueue([request(Plain(n)) for n in range(4)])
+    jobs = await backend.storage.claim(claim_request(), now=utcnow())
+    assert len(jobs) == 4
+    now = utcnow()
+    keep = {"purge_after": now + timedelta(days=1), "row_key": 0}
+    plain = [result(job, Resolution.COMPLETED, now=now, **keep) for job in jobs[:2]]
+    assert await backend.storage.finish(plain, now=now) == [True, True]
+    mixed = [
+        result(jobs[2], Resolution.RETRY, now=now, run_at=now, row_key=0),
+        result(jobs[3], Resolution.COMPLETED, now=now, token="stale", **keep),
+    ]
+    assert await backend.storage.finish(mixed, now=now) == [True, False]
+    states = [(await backend.storage.get(job.id)) for job in jobs]
+    assert [s.state if s else None for s in states] == [
+        JobState.COMPLETED, JobState.COMPLETED, JobState.PENDING, JobState.RUNNING,
+    ]  # fmt: skip
+
+
 async def test_completed_keeps_the_carry_its_last_run_left(backend: Backend) -> None:
     # A multi-step job that completes shows where its work ended, not where its last run began.
     job = await claim_one(backend, Digest("g"))

@@ -12,10 +12,10 @@
 -- and the columns the claim's scan reads). Runs update the narrow state row
 -- alone, keyed by a bigint; the claim reads the body by that key. The
 -- journal and the concurrency keys are keyed by seq too. Measured with the
--- worker's own statements in pgbench (bench.levers, 2026-12-07): the
--- server's CPU per job went from 28.5 to 22.0 us for the benchmark's
--- payloads, and from 40.0 to 23.0 us for payloads of 1,000 bytes, where
--- the WAL per job fell from 4,421 to 1,058 bytes.
+-- worker's own statements in pgbench (bench.levers, 2026-12-07, interleaved
+-- with the schema before): the WAL per job went from 1,360 to 1,121 bytes
+-- for the benchmark's payloads, and from 4,421 to 1,121 for payloads of
+-- 1,000 bytes, where the rate rose by about a third.
 --
 -- The id (a ULID) stays the job's name everywhere outside this backend, and
 -- is looked up through job_bodies' unique index. seq numbers jobs in the
