@@ -48,12 +48,12 @@ async def test_results_without_their_row_key_end_their_runs_alike(backend: Backe
     jobs = await backend.storage.claim(claim_request(), now=utcnow())
     assert len(jobs) == 4
     now = utcnow()
-    keep = {"purge_after": now + timedelta(days=1), "row_key": 0}
-    plain = [result(job, Resolution.COMPLETED, now=now, **keep) for job in jobs[:2]]
+    purge = now + timedelta(days=1)
+    plain = [result(job, Resolution.COMPLETED, now=now, purge_after=purge, row_key=0) for job in jobs[:2]]
     assert await backend.storage.finish(plain, now=now) == [True, True]
     mixed = [
         result(jobs[2], Resolution.RETRY, now=now, run_at=now, row_key=0),
-        result(jobs[3], Resolution.COMPLETED, now=now, token="stale", **keep),
+        result(jobs[3], Resolution.COMPLETED, now=now, token="stale", purge_after=purge, row_key=0),
     ]
     assert await backend.storage.finish(mixed, now=now) == [True, False]
     states = [(await backend.storage.get(job.id)) for job in jobs]
