@@ -127,8 +127,9 @@ def test_postgres_drain_with_and_without_encryption(pg_url: str, pg_schema: str)
 
     def fresh() -> tuple[Callable[[], Queue], Callable[[], AsyncStorage]]:
         with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
-            conn.execute(f'TRUNCATE "{pg_schema}".jobs, "{pg_schema}".journal')
-            conn.execute(f'VACUUM ANALYZE "{pg_schema}".jobs')
+            s = f'"{pg_schema}"'
+            conn.execute(f"TRUNCATE {s}.job_states, {s}.job_bodies, {s}.journal_entries")
+            conn.execute(f"VACUUM ANALYZE {s}.job_states, {s}.job_bodies")
         return (lambda: Queue(pg_url)), (lambda: AsyncPostgresStorage(pg_url))
 
     _compare("PostgreSQL", fresh)

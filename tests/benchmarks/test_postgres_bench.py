@@ -46,12 +46,11 @@ def _admin(schema: str, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
 
 
 def _reset(schema: str) -> None:
-    _admin(schema, "TRUNCATE {s}.jobs, {s}.journal, {s}.concurrency_locks")
+    _admin(schema, "TRUNCATE {s}.job_states, {s}.job_bodies, {s}.journal_entries, {s}.concurrency_holds")
 
 
 def _settle(schema: str) -> None:
-    _admin(schema, "VACUUM ANALYZE {s}.jobs")
-    _admin(schema, "VACUUM ANALYZE {s}.journal")
+    _admin(schema, "VACUUM ANALYZE {s}.job_states, {s}.job_bodies, {s}.journal_entries")
     _admin(schema, "CHECKPOINT")
 
 
@@ -147,10 +146,12 @@ def test_dedup_latency(pg_url: str, pg_schema: str) -> None:
             if pending:
                 _admin(
                     pg_schema,
-                    "INSERT INTO {s}.jobs (id, kind, queue, priority, state, payload, carry, "
-                    "dedup_key, run_at) SELECT lpad(g::text, 26, '0'), 'pg_keyed', 'default', 2, "
-                    "'pending', '{\"key\":\"bulk\",\"n\":0}', '{}', 'bulk-' || g, now() "
-                    "FROM generate_series(1, %s) AS g",
+                    "WITH b AS (INSERT INTO {s}.job_bodies (id, payload) SELECT "
+                    "lpad(g::text, 26, '0'), '{\"key\":\"bulk\",\"n\":0}' "
+                    "FROM generate_series(1, %s) AS g RETURNING seq, id) "
+                    "INSERT INTO {s}.job_states (seq, kind, queue, priority, state, carry, "
+                    "dedup_key, run_at) SELECT b.seq, 'pg_keyed', 'default', 2, 'pending', '{}', "
+                    "'bulk-' || ltrim(b.id, '0'), now() FROM b",
                     (pending,),
                 )
             _settle(pg_schema)
@@ -225,8 +226,8 @@ def test_processing_rate(pg_url: str, pg_schema: str, processes: int, claim_batc
             rows = _admin(
                 pg_schema,
                 "SELECT count(*) FILTER (WHERE state = 'completed' AND run_count = 1), "
-                "extract(epoch FROM max(finished_at)), (SELECT count(DISTINCT job_id) FROM {s}.journal) "
-                "FROM {s}.jobs",
+                "extract(epoch FROM max(finished_at)), "
+                "(SELECT count(DISTINCT seq) FROM {s}.journal_entries) FROM {s}.job_states",
             )
             completed, last, journaled = rows[0]
             assert completed == JOBS and journaled == JOBS

@@ -126,8 +126,9 @@ def test_sqlite_drain_with_an_unreachable_limit(tmp_path: Path, concurrency: int
 def test_postgres_drain_with_an_unreachable_limit(pg_url: str, pg_schema: str, concurrency: int) -> None:
     def enqueue(tasks: list[Task[Any]]) -> None:
         with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
-            conn.execute(f'TRUNCATE "{pg_schema}".jobs, "{pg_schema}".journal')
-            conn.execute(f'VACUUM ANALYZE "{pg_schema}".jobs')
+            s = f'"{pg_schema}"'
+            conn.execute(f"TRUNCATE {s}.job_states, {s}.job_bodies, {s}.journal_entries")
+            conn.execute(f"VACUUM ANALYZE {s}.job_states, {s}.job_bodies")
         with Queue(pg_url) as queue:
             for start in range(0, len(tasks), 1000):
                 queue.enqueue_many(tasks[start : start + 1000])
