@@ -28,7 +28,10 @@ would give is a ratio taken in one sitting, not a guess:
   a claim without concurrency keys or pauses and a completion without notifications:
   how far the real statements are from the least a split row can do;
 - ``split-row-text``, ``split-row-uuid``: that prototype keyed by the ULID as text, or by
-  its 128 bits as a ``uuid``, instead of a bigint: what the key's type gives.
+  its 128 bits as a ``uuid``, instead of a bigint: what the key's type gives;
+- ``hot-split``: the state row with no index but its key, so that the claim and the
+  completion can be heap-only updates (``bench/_hot_schema.py``): the ready set and the
+  leases in tables of their own, the purge time unindexed, a fillfactor of 50.
 
 Each variant's rate, WAL and the server's CPU per job are printed (the CPU of the
 server's processes, exited ones included: steadier than the rate on a noisy machine).
@@ -52,7 +55,7 @@ from dataclasses import dataclass
 
 from venturi.storage.postgres import migrate
 
-from bench import _pgbench, _split_schema
+from bench import _hot_schema, _pgbench, _split_schema
 from bench._measurement import RunFailed
 from bench._pgbench_statements import FILL, SCHEMA, script
 from bench._server import Server, server_cpu_ms
@@ -153,6 +156,8 @@ VARIANTS = (
             lambda jobs: _split_schema.fill(jobs, _split_schema.ULID_KEY), _split_schema.CHECK),
     Variant("split-row-uuid", lambda: _split_schema.ddl("uuid"), lambda _: _split_schema.script("uuid"),
             lambda jobs: _split_schema.fill(jobs, _split_schema.UUID_KEY), _split_schema.CHECK),
+    Variant("hot-split", lambda: list(_hot_schema.DDL), lambda _: _hot_schema.SCRIPT,
+            lambda jobs: [FILL % int(jobs), _hot_schema.FILL_READY]),
 )  # fmt: skip
 
 
