@@ -1,9 +1,9 @@
 """The dashboard's views (``storage/_overview_types.py``) on PostgreSQL, as ``Steps``.
 
-The size of the jobs table comes from the catalog (the planner's rows per page
-times the pages there are now), never from counting it. Up to ``exact_up_to``
-rows the views count every row; above, they read a fixed sample of the
-table's pages (``TABLESAMPLE SYSTEM ... REPEATABLE``) and scale the counts up,
+The number of jobs comes from the catalog (the planner's rows per page of
+``job_states`` times the pages it has now), never from counting them. Up to
+``exact_up_to`` rows the views count every row; above, they read a fixed sample of
+the table's pages (``TABLESAMPLE SYSTEM ... REPEATABLE``) and scale the counts up,
 so that their cost stays that of a few thousand pages however large the table
 grows.
 """
