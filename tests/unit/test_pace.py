@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from venturi.worker._pace import HORIZON_S, MOST_AHEAD, Pace
+from venturi.worker._pace import HORIZON_S, MOST_AHEAD, MOST_PER_CLAIM, Pace
 
 
 class Clock:
@@ -58,3 +58,16 @@ def test_the_pace_is_a_moving_average_over_windows_of_a_few_milliseconds() -> No
     clock.now += 0.010
     pace.observe(1_000)  # nothing more in the next 10 ms
     assert pace.rate == pytest.approx(50_000)  # halfway
+
+
+def test_a_claim_brings_at_most_half_of_what_is_held_ahead() -> None:
+    # With claims as large as all that is held ahead, the next claim could begin only
+    # once half of the last one had run, and a claim of a thousand jobs takes longer
+    # than running them: the consumers sat idle for most of every claim.
+    from venturi.worker import WorkerConfig
+
+    config = WorkerConfig(concurrency=100)
+    assert MOST_PER_CLAIM * 2 == MOST_AHEAD
+    assert config.effective_claim_batch == 100 + MOST_PER_CLAIM
+    assert config.in_flight_limit == 100 + MOST_AHEAD
+    assert config.effective_flush_batch == MOST_PER_CLAIM

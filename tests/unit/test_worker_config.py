@@ -27,7 +27,8 @@ def test_defaults() -> None:
     assert config.default_retention == timedelta(days=7)
     assert config.install_signal_handlers is True
     assert config.reconciler is None
-    assert config.in_flight_limit == 1010  # concurrency + the most held ahead when adaptive
+    assert config.in_flight_limit == 2010  # concurrency + the most held ahead when adaptive
+    assert config.effective_claim_batch == 1010  # half of that per claim, beyond the slots
     assert config.effective_flush_batch == 1000
     pinned = WorkerConfig(claim_batch=100)
     assert not pinned.adaptive and pinned.effective_prefetch == 100

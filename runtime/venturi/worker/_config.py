@@ -17,7 +17,7 @@ from datetime import timedelta
 
 from venturi._backoff import DEFAULT_BACKOFF, Backoff
 from venturi.errors import ConfigurationError
-from venturi.worker._pace import MOST_AHEAD
+from venturi.worker._pace import MOST_AHEAD, MOST_PER_CLAIM
 
 #: Called before every claim cycle to repair admission gaps; sync or async.
 Reconciler = Callable[[], Awaitable[None] | None]
@@ -41,11 +41,12 @@ class WorkerConfig:
 
     Jobs are claimed beyond ``concurrency`` so that claims come in batches (one
     commit for many jobs). By default (``claim_batch`` and ``prefetch`` None) how
-    many is measured (``_pace``): what the consumers finish within 25 ms at
-    their pace, at least ``concurrency`` and at most 1,000, so that short jobs are
-    claimed in large batches and long ones are not hoarded from other workers. A
-    ``claim_batch`` pins the batch (and ``prefetch``, unless given, to it); a
-    ``prefetch`` pins how many are held ahead.
+    many is measured (``_pace``): what the consumers finish within 50 ms at
+    their pace, at least ``concurrency`` and at most 2,000, claimed at most 1,000
+    (beyond the free slots) at a time, so that short jobs are claimed in large
+    batches, the next claim begins while the last one's jobs still run, and long
+    jobs are not hoarded from other workers. A ``claim_batch`` pins the batch (and
+    ``prefetch``, unless given, to it); a ``prefetch`` pins how many are held ahead.
     """
 
     concurrency: int = 10
@@ -136,7 +137,7 @@ class WorkerConfig:
     @property
     def effective_claim_batch(self) -> int:
         """The most jobs one claim leases."""
-        return MOST_AHEAD + self.concurrency if self.claim_batch is None else self.claim_batch
+        return MOST_PER_CLAIM + self.concurrency if self.claim_batch is None else self.claim_batch
 
     @property
     def effective_prefetch(self) -> int | None:
@@ -157,7 +158,7 @@ class WorkerConfig:
     def effective_flush_batch(self) -> int:
         if self.flush_batch is not None:
             return self.flush_batch
-        return MOST_AHEAD if self.claim_batch is None else self.claim_batch
+        return MOST_PER_CLAIM if self.claim_batch is None else self.claim_batch
 
 
 def _positive_int(name: str, value: object, *, hint: str = "") -> None:

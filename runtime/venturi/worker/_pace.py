@@ -4,9 +4,16 @@ A fixed batch is a compromise: each claim and each batch of results has a fixed 
 statement, a round trip, a commit), which a large batch shares, but a worker that leases
 hundreds of jobs ahead of its slots hoards them from its peers when jobs are long. So the
 worker leases ahead what its consumers are expected to finish within ``HORIZON`` at the
-pace they have been finishing: for no-op jobs that is the cap (claims of several hundred
+pace they have been finishing: for no-op jobs that is the cap (claims of up to a thousand
 jobs, sharing the fixed cost), for jobs of a second it is next to nothing (claims of a few
 jobs, as slots free up). At start, before any run has ended, it leases ``floor`` ahead.
+
+A claim takes at most half of the cap (``MOST_PER_CLAIM``): with claims as large as all
+that is held ahead, the next claim could begin only once the consumers had run half of
+it, and a claim of a thousand jobs takes longer than running them, so the consumers sat
+idle for most of every claim (a drain's timeline: claims of 17-20 ms, the consumers busy
+6 ms of each cycle). With twice as much held ahead as one claim brings, the next claim
+is under way while the last one's jobs run.
 """
 
 from __future__ import annotations
@@ -16,9 +23,12 @@ from collections.abc import Callable
 from typing import Final
 
 #: How far ahead, in time, the worker leases work.
-HORIZON_S: Final = 0.025
-#: At most this many jobs ahead of the slots (and so per claim).
-MOST_AHEAD: Final = 1000
+HORIZON_S: Final = 0.05
+#: At most this many jobs ahead of the slots.
+MOST_AHEAD: Final = 2000
+#: At most this many jobs per claim beyond the slots, and per batch of results: half of
+#: what may be held ahead, so that the next claim can begin while the last one's jobs run.
+MOST_PER_CLAIM: Final = 1000
 #: The pace is re-measured over windows of at least this long.
 WINDOW_S: Final = 0.005
 
