@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import pytest
 import uvicorn
@@ -39,8 +39,13 @@ def require_browser() -> None:
             import playwright.async_api  # noqa: F401
         except ImportError:
             problem = "Playwright is not installed (the dev extra has it)"
-    if problem is None:
-        return
+    if problem is not None:
+        cannot_run(problem)
+
+
+def cannot_run(problem: str) -> NoReturn:
+    """Skip a browser test, saying why; in CI (``CI=true``) fail it instead, so that a
+    browser, a package or a database missing there can never pass as a skipped test."""
     if os.environ.get("CI") == "true":
         pytest.fail(f"browser tests cannot run in CI: {problem}")
     pytest.skip(problem)
