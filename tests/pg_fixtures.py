@@ -22,10 +22,12 @@ import uuid
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
+
+from tests.ci import cannot_run
 
 if TYPE_CHECKING:
     from tests.conformance.backends import Backend
@@ -67,15 +69,6 @@ def drop_schema(schema: str, admin_url: str = ADMIN_URL) -> None:
         conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
-def unreachable(reason: str) -> NoReturn:
-    """Skip a test that needs the shared server, saying why; in CI (``CI=true``, where
-    scripts/test.sh starts the server) fail it instead, so that a server missing there can
-    never pass as hundreds of skipped tests."""
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"PostgreSQL tests cannot run in CI: {reason}")
-    pytest.skip(reason)
-
-
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """A ``postgres`` test skips (fails in CI), saying why, when the shared server cannot
     be reached."""
@@ -85,7 +78,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         return
     reason = skip_reason()
     if reason is not None:
-        unreachable(reason)
+        cannot_run("PostgreSQL tests", reason)
 
 
 @pytest.fixture
@@ -94,7 +87,7 @@ def pg_schema() -> Iterator[str]:
     fails in CI)."""
     reason = skip_reason()
     if reason is not None:
-        unreachable(reason)
+        cannot_run("PostgreSQL tests", reason)
     schema = new_schema_name()
     try:
         yield schema

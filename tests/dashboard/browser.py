@@ -13,11 +13,12 @@ import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
-import pytest
 import uvicorn
 from venturi.dashboard import DashboardApp
+
+from tests.ci import cannot_run
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser
@@ -40,15 +41,7 @@ def require_browser() -> None:
         except ImportError:
             problem = "Playwright is not installed (the dev extra has it)"
     if problem is not None:
-        cannot_run(problem)
-
-
-def cannot_run(problem: str) -> NoReturn:
-    """Skip a browser test, saying why; in CI (``CI=true``) fail it instead, so that a
-    browser, a package or a database missing there can never pass as a skipped test."""
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"browser tests cannot run in CI: {problem}")
-    pytest.skip(problem)
+        cannot_run("browser tests", problem)
 
 
 def free_port() -> int:

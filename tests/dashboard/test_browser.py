@@ -19,9 +19,10 @@ from venturi._clock import utcnow
 from venturi.dashboard import create_app
 from venturi.storage import JobSelection
 
+from tests.ci import cannot_run
 from tests.conformance.backends import BACKENDS, Backend
 from tests.conformance.tasks import Digest, Other, Plain
-from tests.dashboard.browser import cannot_run, chromium, require_browser, serving
+from tests.dashboard.browser import chromium, require_browser, serving
 from tests.dashboard.helpers import HOSTILE_GROUP, Jobs, populate
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ async def served(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
     factory = request.param
     reason = factory.skip_reason()
     if reason is not None:
-        cannot_run(f"{factory.name}: {reason}")
+        cannot_run("browser tests", f"{factory.name}: {reason}")
     async with factory.open(tmp_path) as backend:
         jobs = await populate(backend.storage, backend.sync)
         app = create_app(backend.sync, tasks=TASKS, view_seconds=0.3)
